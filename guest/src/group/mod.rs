@@ -1,0 +1,334 @@
+//! The agent-group (broadcast) coordination budget — spec/bot-loop.md §5.
+//!
+//! # Why a budget
+//!
+//! A broadcast entry lets several agents answer one group message. If every agent may answer
+//! every sibling's answer, a group of agents talks to itself until the money runs out. The
+//! coordinator bounds one inbound root message's thread twice: by **rounds** (`maxRounds`,
+//! counting the initial one) and by **turns** (`maxTurns`, agent runs started across all rounds,
+//! passes and failures included). Turns are reserved before a round launches, so participants
+//! that run in parallel can never overspend.
+//!
+//! # How
+//!
+//! The host calls [`GroupCoordinator::start`] for an inbound message, runs the returned
+//! participants, then calls [`GroupCoordinator::replies`] with their finals; that answers with the
+//! next round or a stop, until the thread stops or is cancelled
+//! ([`GroupCoordinator::cancel`]). Building the sibling digest (≤ 4,000 characters per
+//! participant, 16,000 in total) and the "reply only if you add something" prompt is the
+//! host's job; the policy decides who runs.
+//!
+//! ```
+//! use loopguard_policy::config::group::GroupConfig;
+//! use loopguard_policy::group::{GroupCoordinator, GroupStart, GroupStep, Reply, StopReason, ThreadKey};
+//! let cfg = GroupConfig::parse(&serde_json::json!({
+//!     "agents": {"list": [{"id": "alpha"}, {"id": "beta"}]},
+//!     "broadcast": {"discord:123": {"agents": ["alpha", "beta"], "maxRounds": 2}}})).unwrap();
+//! let key = ThreadKey { channel: "discord", account: "default", conversation: "123", thread: None, root: "m1" };
+//! let mut groups = GroupCoordinator::new(1000);
+//! let start = groups.start(&cfg, &key, "123", "@beta what do you think?");
+//! assert_eq!(start, GroupStart::Round { round: 1, participants: vec!["beta".into()] });
+//! let step = groups.replies(&cfg, &key, &[Reply { agent: "beta".into(), reply: Some("ask @alpha".into()) }]);
+//! // beta replied and named alpha, but beta used 1 of 2 turns: only one more turn is left.
+//! assert_eq!(step, GroupStep::Round { round: 2, participants: vec!["alpha".into()] });
+//! let step = groups.replies(&cfg, &key, &[Reply { agent: "alpha".into(), reply: None }]);
+//! assert_eq!(step, GroupStep::Stop(StopReason::AllPassed));
+//! assert_eq!(groups.thread_count(), 0);
+//! ```
+//!
+//! # Rules
+//!
+//! - **Round 1** ([`GroupCoordinator::start`]): with `mentionGating` (the default) the
+//!   participants whose mention patterns match the inbound text ([`mention`]); all of them when
+//!   none matches or gating is off. Turns are reserved in configured order: if `maxTurns` is
+//!   smaller than the selection, the first ones in the entry's `agents` order run.
+//! - **Later rounds** ([`GroupCoordinator::replies`]): eligible are the participants that replied
+//!   (non-null, non-blank) in the round just run, plus those named (by the same patterns) in a
+//!   *sibling's* reply; naming yourself does not count, and a named participant need not have run
+//!   before. Eligible participants run in configured order, as many as turns remain.
+//! - **Stop**, checked in this order: nobody replied → `all_passed`; the round just run was
+//!   round `maxRounds` → `max_rounds`; no turn is left → `max_turns`; nobody eligible →
+//!   `no_eligible`. A stopped thread is dropped at once.
+//! - **Strategy**: `sequential` only changes how the host launches a round (one after another);
+//!   the policy returns participants in configured order for both strategies.
+//! - **Legacy** unqualified WhatsApp arrays: [`GroupStart::Legacy`] with every listed agent,
+//!   no selection, no cap, and no thread kept (their replies are those of an unknown thread).
+//!
+//! Choices where the spec is silent:
+//! - `replies` for an unknown thread (never started, already stopped, cancelled, evicted, or
+//!   legacy) → `Stop(NoEligible)`; nothing is created.
+//! - A reply from an agent that was not launched in the current round is ignored: it is neither
+//!   a reply nor a source of names. A launched agent missing from the list counts as passed;
+//!   for an agent listed twice the first entry counts. An empty `replies` list therefore means
+//!   everybody passed → `Stop(AllPassed)`. A reply that is empty or only whitespace is a pass.
+//! - `start` for a thread that is still active starts it over with a fresh budget (the root id
+//!   names one inbound message; dropping its replays is inbound dedup's job, spec §5.2).
+//! - An entry with no agents behaves like no entry ([`GroupStart::None`]).
+//! - `cancel` always answers `Stop(Cancelled)`, known thread or not.
+//! - Active threads live in a [`BoundedMap`] of capacity `max_threads`; the least recently
+//!   active thread is evicted beyond it, and its later replies are those of an unknown thread.
+
+pub mod mention;
+pub mod thread;
+
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::group::{normalize_agent_id, EntryRef, GroupConfig};
+use crate::store::BoundedMap;
+use mention::Haystack;
+pub use thread::{ThreadKey, ThreadState};
+
+/// One participant's final for the round just run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The agent id.
+    pub agent: String,
+    /// The final reply text; `None` = passed with `NO_REPLY`, or failed.
+    pub reply: Option<String>,
+}
+
+/// The answer to an inbound group message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupStart {
+    /// A qualified entry: run these participants (launch order) as round `round` (always 1).
+    Round {
+        /// The round number (1).
+        round: u32,
+        /// Agent ids in launch order.
+        participants: Vec<String>,
+    },
+    /// A legacy unqualified WhatsApp entry: run every listed agent once; no follow-up rounds.
+    Legacy {
+        /// Agent ids in configured order.
+        participants: Vec<String>,
+    },
+    /// No broadcast entry matches (or it lists no agents): not a group thread.
+    None,
+}
+
+/// The answer to a round's finals, or to a cancellation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupStep {
+    /// Run these participants (launch order) as round `round`.
+    Round {
+        /// The round number (2..=4).
+        round: u32,
+        /// Agent ids in launch order.
+        participants: Vec<String>,
+    },
+    /// The thread is over; its state was dropped.
+    Stop(StopReason),
+}
+
+/// Why a group thread stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every participant of the last round passed (or failed).
+    AllPassed,
+    /// The last round was round `maxRounds`.
+    MaxRounds,
+    /// Every turn of `maxTurns` was used.
+    MaxTurns,
+    /// Nobody is eligible for another round (also: the thread is unknown).
+    NoEligible,
+    /// The host cancelled the thread.
+    Cancelled,
+}
+
+impl StopReason {
+    /// The trace spelling: `all_passed`, `max_rounds`, `max_turns`, `no_eligible`, `cancelled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::AllPassed => "all_passed",
+            StopReason::MaxRounds => "max_rounds",
+            StopReason::MaxTurns => "max_turns",
+            StopReason::NoEligible => "no_eligible",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The active threads as plain data, least recently active first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupSnapshot {
+    /// (encoded [`ThreadKey`], state) pairs.
+    pub threads: Vec<(String, ThreadState)>,
+}
+
+/// The group-thread budgets of one gateway process.
+#[derive(Debug, Clone)]
+pub struct GroupCoordinator {
+    threads: BoundedMap<String, ThreadState>,
+}
+
+impl GroupCoordinator {
+    /// A coordinator that keeps at most `max_threads` active threads (at least 1).
+    pub fn new(max_threads: usize) -> Self {
+        Self {
+            threads: BoundedMap::new(max_threads),
+        }
+    }
+
+    /// `group_message`: finds the broadcast entry for `"<channel>:<peer>"` (for WhatsApp a
+    /// qualified entry beats a legacy unqualified one), selects round 1, reserves its turns in
+    /// configured order and remembers the thread.
+    pub fn start(
+        &mut self,
+        cfg: &GroupConfig,
+        key: &ThreadKey,
+        peer: &str,
+        text: &str,
+    ) -> GroupStart {
+        let entry = match cfg.entry(key.channel, peer) {
+            None => return GroupStart::None,
+            Some(EntryRef::Legacy([])) => return GroupStart::None,
+            Some(EntryRef::Legacy(agents)) => {
+                return GroupStart::Legacy {
+                    participants: agents.to_vec(),
+                }
+            }
+            Some(EntryRef::Qualified(e)) if e.agents.is_empty() => return GroupStart::None,
+            Some(EntryRef::Qualified(e)) => e,
+        };
+        let mut selected = Vec::new();
+        if entry.mention_gating {
+            let hay = Haystack::new(text);
+            selected = entry
+                .agents
+                .iter()
+                .filter(|a| cfg.mentions(a, &hay))
+                .cloned()
+                .collect();
+        }
+        if selected.is_empty() {
+            selected = entry.agents.clone();
+        }
+        let mut state = ThreadState {
+            agents: entry.agents.clone(),
+            max_rounds: entry.max_rounds,
+            max_turns: entry.max_turns,
+            round: 1,
+            turns_used: 0,
+            launched: Vec::new(),
+        };
+        let participants = state.reserve(selected);
+        let encoded = key.encode();
+        self.threads.remove(encoded.as_str());
+        self.threads
+            .entry_or_insert_with(encoded.as_str(), move || state);
+        GroupStart::Round {
+            round: 1,
+            participants,
+        }
+    }
+
+    /// `group_replies`: the finals of the round just run → the next round, or a stop (the thread
+    /// is dropped on stop).
+    pub fn replies(&mut self, cfg: &GroupConfig, key: &ThreadKey, replies: &[Reply]) -> GroupStep {
+        let encoded = key.encode();
+        let Some(state) = self.threads.get_mut(encoded.as_str()) else {
+            return GroupStep::Stop(StopReason::NoEligible);
+        };
+        let step = next_step(cfg, state, replies);
+        if matches!(step, GroupStep::Stop(_)) {
+            self.threads.remove(encoded.as_str());
+        }
+        step
+    }
+
+    /// `group_cancel`: stops the thread and drops it.
+    pub fn cancel(&mut self, key: &ThreadKey) -> GroupStep {
+        self.threads.remove(key.encode().as_str());
+        GroupStep::Stop(StopReason::Cancelled)
+    }
+
+    /// Active threads.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Threads evicted for lack of room since this coordinator was made (or restored).
+    pub fn evicted(&self) -> u64 {
+        self.threads.evicted()
+    }
+
+    /// The active threads as plain data.
+    pub fn snapshot(&self) -> GroupSnapshot {
+        GroupSnapshot {
+            threads: self.threads.to_ordered(),
+        }
+    }
+
+    /// Rebuilds a coordinator from [`GroupCoordinator::snapshot`] output; beyond `max_threads`
+    /// the least recently active threads are dropped.
+    pub fn restore(snapshot: GroupSnapshot, max_threads: usize) -> Self {
+        Self {
+            threads: BoundedMap::from_ordered(max_threads, snapshot.threads),
+        }
+    }
+}
+
+/// Decides what follows the round recorded in `state`, updating `state` for a new round.
+fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> GroupStep {
+    // The first entry per launched agent counts; everything else is ignored.
+    let mut finals: Vec<Option<&str>> = vec![None; state.launched.len()];
+    let mut seen = vec![false; state.launched.len()];
+    for r in replies {
+        let norm = normalize_agent_id(&r.agent);
+        let Some(i) = state
+            .launched
+            .iter()
+            .position(|a| normalize_agent_id(a) == norm)
+        else {
+            continue;
+        };
+        if !seen[i] {
+            seen[i] = true;
+            finals[i] = r.reply.as_deref().filter(|t| !t.trim().is_empty());
+        }
+    }
+    let repliers: Vec<(&str, &str)> = state
+        .launched
+        .iter()
+        .zip(&finals)
+        .filter_map(|(a, f)| f.map(|text| (a.as_str(), text)))
+        .collect();
+    if repliers.is_empty() {
+        return GroupStep::Stop(StopReason::AllPassed);
+    }
+    if state.round >= state.max_rounds {
+        return GroupStep::Stop(StopReason::MaxRounds);
+    }
+    if state.remaining_turns() == 0 {
+        return GroupStep::Stop(StopReason::MaxTurns);
+    }
+    let hays: Vec<(&str, Haystack)> = repliers
+        .iter()
+        .map(|(a, t)| (*a, Haystack::new(t)))
+        .collect();
+    let eligible: Vec<String> = state
+        .agents
+        .iter()
+        .filter(|p| {
+            let norm = normalize_agent_id(p);
+            let replied = repliers.iter().any(|(a, _)| normalize_agent_id(a) == norm);
+            replied
+                || hays
+                    .iter()
+                    .any(|(author, hay)| normalize_agent_id(author) != norm && cfg.mentions(p, hay))
+        })
+        .cloned()
+        .collect();
+    if eligible.is_empty() {
+        return GroupStep::Stop(StopReason::NoEligible);
+    }
+    state.round = state.round.saturating_add(1);
+    let participants = state.reserve(eligible);
+    GroupStep::Round {
+        round: state.round,
+        participants,
+    }
+}
