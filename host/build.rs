@@ -1,0 +1,128 @@
+//! Builds the policy component so that the `loopguard` binary carries a default policy.
+//!
+//! Why a nested cargo: the guest is a `wasm32-wasip2` component and the host is native; cargo
+//! cannot build one package for two targets in one invocation (artifact dependencies are still
+//! unstable). The nested build uses its own target dir (`target/policy`) so that it never waits
+//! on the lock the outer cargo holds, and every test and script reads the same file,
+//! `target/policy/wasm32-wasip2/release/loopguard_policy.wasm`.
+//!
+//! `LOOPGUARD_SKIP_GUEST=1` embeds an empty policy instead (for working on the host while the
+//! guest does not build); `Policy::embedded()` then fails with a load error. Never set it in CI.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest_dir =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir
+        .parent()
+        .expect("host/ lives inside the workspace")
+        .to_path_buf();
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock"] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            workspace.join(watched).display()
+        );
+    }
+    println!("cargo:rerun-if-env-changed=LOOPGUARD_SKIP_GUEST");
+
+    let embedded = out_dir.join("loopguard_policy.wasm");
+    if env::var_os("LOOPGUARD_SKIP_GUEST").is_some_and(|v| v == "1") {
+        println!("cargo:warning=LOOPGUARD_SKIP_GUEST=1: embedding an EMPTY policy; the binary cannot replay");
+        std::fs::write(&embedded, b"").expect("write empty policy");
+        return;
+    }
+
+    let target_dir = workspace.join("target").join("policy");
+    let wasm = target_dir
+        .join("wasm32-wasip2")
+        .join("release")
+        .join("loopguard_policy.wasm");
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(&workspace)
+        .args([
+            "build",
+            "-p",
+            "loopguard-policy",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(&target_dir);
+    scrub_env(&mut cmd);
+
+    let by_hand = format!(
+        "cargo build -p loopguard-policy --release --target wasm32-wasip2 --target-dir {}",
+        target_dir.display()
+    );
+    let status = cmd.status().unwrap_or_else(|e| {
+        panic!("could not run cargo for the policy component ({e}); run by hand: {by_hand}")
+    });
+    if !status.success() {
+        panic!(
+            "building the policy component failed ({status}); run by hand to see why: {by_hand} \
+             (rustup target add wasm32-wasip2 if the target is missing)"
+        );
+    }
+    copy(&wasm, &embedded, &by_hand);
+}
+
+/// Removes what the outer cargo set for this build script and would mislead the nested build:
+/// wrappers (clippy runs through `RUSTC_WORKSPACE_WRAPPER`), host rustflags (a `-C target-cpu`
+/// is wrong for wasm), the outer target dir, and the per-package `CARGO_*` variables.
+fn scrub_env(cmd: &mut Command) {
+    const EXACT: &[&str] = &[
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_ENCODED_RUSTDOCFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_TARGET_DIR",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_MAKEFLAGS",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_CRATE_NAME",
+        "CARGO_LLVM_COV",
+        "CLIPPY_ARGS",
+        "OUT_DIR",
+        "TARGET",
+        "HOST",
+        "PROFILE",
+        "OPT_LEVEL",
+        "DEBUG",
+        "NUM_JOBS",
+    ];
+    const PREFIXES: &[&str] = &[
+        "CARGO_PKG_",
+        "CARGO_CFG_",
+        "CARGO_FEATURE_",
+        "CARGO_MANIFEST_",
+        "CARGO_BIN_",
+        "__CARGO",
+        "CARGO_LLVM_COV_",
+    ];
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        if EXACT.contains(&key) || PREFIXES.iter().any(|p| key.starts_with(p)) {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+fn copy(from: &Path, to: &Path, by_hand: &str) {
+    if let Err(e) = std::fs::copy(from, to) {
+        panic!(
+            "the policy build succeeded but {} is unreadable ({e}); run by hand: {by_hand}",
+            from.display()
+        );
+    }
+}

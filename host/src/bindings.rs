@@ -1,0 +1,52 @@
+//! Typed bindings generated from `wit/` (world `policy`), and the per-instance host state.
+//!
+//! Why typed bindings: a wrong argument order or a renamed field in the WIT becomes a compile
+//! error here instead of a runtime type-check failure in a gateway.
+
+#![allow(missing_docs)] // generated code carries the WIT's own docs
+
+use wasmtime::component::ResourceTable;
+use wasmtime::StoreLimits;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+wasmtime::component::bindgen!({
+    world: "policy",
+    path: "../wit",
+    additional_derives: [PartialEq],
+});
+
+/// What a store owns besides the guest: a WASI context with no filesystem, env, args or
+/// network (the policy is std Rust and imports WASI, but must never do I/O), and memory limits.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+}
+
+impl HostState {
+    pub(crate) fn new(limits: StoreLimits) -> Self {
+        let wasi = WasiCtx::builder()
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        HostState {
+            wasi,
+            table: ResourceTable::new(),
+            limits,
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// The world `use`s `types` for `replay`'s error, which makes the component import the
+/// (type-only) `types` interface: there is nothing to implement.
+impl loopguard::policy::types::Host for HostState {}

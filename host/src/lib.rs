@@ -1,0 +1,38 @@
+//! # loopguard host
+//!
+//! A gateway that lets agents call tools needs to stop an agent that is stuck in a loop before
+//! it burns hours of tokens. The decision logic is the loopguard policy, a sandboxed WebAssembly
+//! component (so that it can be swapped without rebuilding the gateway); this crate runs it under
+//! wasmtime with a typed API, and is the `loopguard` CLI's library.
+//!
+//! ```no_run
+//! use loopguard_host::{Policy, ToolCall};
+//! let policy = Policy::embedded()?;
+//! let mut gw = policy.gateway(r#"{"tools":{"loopDetection":{"enabled":true}}}"#)?;
+//! let call = ToolCall {
+//!     session: "s1".into(), tool: "read".into(), args_json: r#"{"path":"/a"}"#.into(),
+//!     run: None, agent: None, call_id: None,
+//! };
+//! let verdict = gw.check_tool_call(&call)?;
+//! println!("{:?}", verdict.action);
+//! # Ok::<(), loopguard_host::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod bindings;
+mod error;
+mod gateway;
+mod policy;
+pub mod replay;
+
+pub use bindings::exports::loopguard::policy::types::{
+    AbortInfo, CompactionVerdict, Detector, GatewayStats, OutcomeVerdict, ToolAction, ToolCall,
+    ToolOutcome, ToolVerdict,
+};
+pub use error::{Error, Result};
+pub use gateway::Gateway;
+pub use policy::{Instance, Policy, INTERFACE_VERSION};
+
+/// This crate's (and the CLI's) version.
+pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");

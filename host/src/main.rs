@@ -1,0 +1,175 @@
+//! The `loopguard` CLI: argument parsing, then calls into `loopguard_host`.
+//!
+//! Exit codes: 0 success, 2 any error (one line `loopguard: <message>` on stderr).
+
+use std::io::{BufReader, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use loopguard_host::{replay, Policy, HOST_VERSION};
+
+const USAGE: &str = "\
+loopguard: a loop guard for AI-agent gateways
+
+Usage:
+  loopguard replay --config FILE [--policy FILE.wasm] TRACE|-
+      Replay a trace (JSON Lines; `-` = stdin) on a gateway built from the config (JSON or JSON5)
+      and write one decision per event line (JSON Lines) to stdout.
+  loopguard version
+      Print the CLI, policy and interface versions.
+  loopguard --help
+
+Options:
+  --config FILE        OpenClaw-style config document (`{}` = defaults)
+  --policy FILE.wasm   policy component to use instead of the embedded one
+
+Exit codes: 0 success, 2 error (one line on stderr).
+";
+
+enum Command {
+    Help,
+    Version {
+        policy: Option<PathBuf>,
+    },
+    Replay {
+        config: PathBuf,
+        policy: Option<PathBuf>,
+        trace: String,
+    },
+}
+
+fn main() -> ExitCode {
+    match parse(std::env::args().skip(1)).and_then(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let message = format!("{err:#}");
+            eprintln!(
+                "loopguard: {}",
+                message.lines().collect::<Vec<_>>().join(" ")
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Command> {
+    let Some(sub) = args.next() else {
+        bail!("missing command; try `loopguard --help`")
+    };
+    let mut config = None;
+    let mut policy = None;
+    let mut positional = Vec::new();
+    let mut only_positional = false;
+    while let Some(arg) = args.next() {
+        if only_positional || arg == "-" || !arg.starts_with('-') {
+            positional.push(arg);
+            continue;
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) => (f.to_string(), Some(v.to_string())),
+            None => (arg.clone(), None),
+        };
+        let mut value = |name: &str| -> anyhow::Result<PathBuf> {
+            match inline.clone().or_else(|| args.next()) {
+                Some(v) => Ok(PathBuf::from(v)),
+                None => bail!("{name} needs a value"),
+            }
+        };
+        match flag.as_str() {
+            "--" => only_positional = true,
+            "-h" | "--help" => return Ok(Command::Help),
+            "--config" => config = Some(value("--config")?),
+            "--policy" => policy = Some(value("--policy")?),
+            other => bail!("unknown option {other}; try `loopguard --help`"),
+        }
+    }
+    match sub.as_str() {
+        "-h" | "--help" | "help" => Ok(Command::Help),
+        "version" | "--version" | "-V" => {
+            if let Some(extra) = positional.first() {
+                bail!("unexpected argument {extra} for version");
+            }
+            Ok(Command::Version { policy })
+        }
+        "replay" => {
+            let Some(config) = config else {
+                bail!("replay needs --config FILE (use a file with `{{}}` for defaults)")
+            };
+            let trace = match positional.as_slice() {
+                [one] => one.clone(),
+                [] => bail!("replay needs a trace file (or `-` for stdin)"),
+                [_, extra, ..] => bail!("unexpected argument {extra}; replay takes one trace"),
+            };
+            Ok(Command::Replay {
+                config,
+                policy,
+                trace,
+            })
+        }
+        other => bail!("unknown command {other}; try `loopguard --help`"),
+    }
+}
+
+fn load(policy: Option<PathBuf>) -> anyhow::Result<Policy> {
+    Ok(match policy {
+        Some(path) => Policy::from_file(path)?,
+        None => Policy::embedded()?,
+    })
+}
+
+/// Names the file a policy error (config path, trace line) is about; other errors already say.
+fn in_file(err: loopguard_host::Error, file: &std::path::Path) -> anyhow::Error {
+    match err {
+        loopguard_host::Error::Policy { .. } => {
+            anyhow::Error::new(err).context(file.display().to_string())
+        }
+        other => other.into(),
+    }
+}
+
+fn run(cmd: Command) -> anyhow::Result<()> {
+    match cmd {
+        Command::Help => print!("{USAGE}"),
+        Command::Version { policy } => {
+            let mut instance = load(policy)?.instantiate()?;
+            println!("loopguard: {HOST_VERSION}");
+            println!("policy: {}", instance.version()?);
+            println!("interface: {}", instance.interface_version()?);
+        }
+        Command::Replay {
+            config,
+            policy,
+            trace,
+        } => {
+            let config_text = std::fs::read_to_string(&config)
+                .with_context(|| format!("cannot read config {}", config.display()))?;
+            let mut gateway = load(policy)?
+                .gateway(&config_text)
+                .map_err(|e| in_file(e, &config))?;
+            let input: Box<dyn Read> = if trace == "-" {
+                Box::new(std::io::stdin().lock())
+            } else {
+                Box::new(
+                    std::fs::File::open(&trace)
+                        .with_context(|| format!("cannot read trace {trace}"))?,
+                )
+            };
+            let mut input = BufReader::with_capacity(1 << 16, input);
+            let mut stdout = std::io::stdout().lock();
+            replay::stream(
+                &mut gateway,
+                &mut input,
+                &mut stdout,
+                replay::DEFAULT_CHUNK_BYTES,
+            )
+            .map_err(|e| {
+                in_file(
+                    e,
+                    std::path::Path::new(if trace == "-" { "<stdin>" } else { &trace }),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Every golden trace in `examples/traces/` through the host library, three ways (one
+//! `apply-events` call, line-sized chunks, the stateless `replay` export), and natively through
+//! the guest crate: all must give `expected.jsonl` byte for byte.
+
+use loopguard_host::{replay, Policy};
+use loopguard_tests::{diff_decisions, policy_wasm, scenarios, Scenario};
+
+fn check(scenario: &Scenario, how: &str, actual: &str, failures: &mut Vec<String>) {
+    let expected = Scenario::read(&scenario.expected);
+    if let Some(diff) = diff_decisions(&expected, actual) {
+        failures.push(format!("{} ({how}): {diff}", scenario.name));
+    }
+}
+
+#[test]
+fn golden_traces_through_the_host_library() {
+    let policy = Policy::from_file(policy_wasm()).expect("the built policy loads");
+    let mut failures = Vec::new();
+    for scenario in scenarios() {
+        let config = Scenario::read(&scenario.config);
+        let trace = Scenario::read(&scenario.trace);
+
+        let mut gateway = policy
+            .gateway(&config)
+            .unwrap_or_else(|e| panic!("{}: config: {e}", scenario.name));
+        let whole = gateway
+            .apply_events(&trace, 1)
+            .unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
+        check(&scenario, "one apply-events call", &whole, &mut failures);
+
+        // Chunks of one line each: `first-line` must carry the numbering across calls.
+        let mut gateway = policy.gateway(&config).expect("config accepted above");
+        let mut out = Vec::new();
+        replay::stream(&mut gateway, &mut trace.as_bytes(), &mut out, 1)
+            .unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
+        check(
+            &scenario,
+            "one line per call",
+            &String::from_utf8(out).expect("UTF-8"),
+            &mut failures,
+        );
+
+        let mut instance = policy.instantiate().expect("instantiates");
+        let replayed = instance
+            .replay(&config, &trace)
+            .unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
+        check(&scenario, "replay export", &replayed, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn golden_traces_natively_through_the_guest_crate() {
+    use loopguard_policy::{config::Config, gateway::Gateway};
+    let mut failures = Vec::new();
+    for scenario in scenarios() {
+        let config = Config::parse(&Scenario::read(&scenario.config))
+            .unwrap_or_else(|e| panic!("{}: config: {e:?}", scenario.name));
+        let out = Gateway::new(config)
+            .apply_events(&Scenario::read(&scenario.trace), 1)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", scenario.name));
+        check(&scenario, "native", &out, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn embedded_policy_is_the_built_file() {
+    let built = Policy::from_file(policy_wasm()).expect("the built policy loads");
+    let embedded = Policy::embedded().expect("the embedded policy loads");
+    assert_eq!(
+        embedded.digest(),
+        built.digest(),
+        "the embedded policy differs from target/policy/…/loopguard_policy.wasm; rebuild loopguard-host"
+    );
+    let mut instance = embedded.instantiate().expect("instantiates");
+    assert_eq!(
+        instance.interface_version().expect("callable"),
+        loopguard_host::INTERFACE_VERSION
+    );
+}
