@@ -1,0 +1,220 @@
+//! The config document, validated once at construction.
+//!
+//! A gateway hands loopguard its OpenClaw-style config (JSON or JSON5). Only the parts the guards
+//! read are looked at (see `spec/trace-format.md`, "Config"); everything else is ignored, so an
+//! operator can pass the gateway's whole config file. The parts that are read are validated the
+//! way OpenClaw's schema validates them (strict keys, path-named errors), once, here: the
+//! detectors never re-check.
+//!
+//! loopguard adds one block of its own, `loopguard`, for what OpenClaw keeps implicit:
+//! memory caps and the extra message-send tools (see [`Limits`]).
+
+mod error;
+
+pub mod bot;
+pub mod group;
+pub mod limits;
+pub mod tool;
+
+pub use error::{type_name, ConfigError};
+pub use limits::Limits;
+
+use serde_json::Value;
+
+/// Deepest nesting accepted in a config document.
+const MAX_CONFIG_DEPTH: usize = 64;
+/// Largest config document accepted, in bytes.
+pub const MAX_CONFIG_BYTES: usize = 4 * 1024 * 1024;
+
+/// Everything the policy reads from the config document.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// `tools.loopDetection` and the per-agent overrides.
+    pub tools: tool::ToolLoopConfig,
+    /// `channels.*.botLoopProtection` layers.
+    pub bot: bot::BotLoopConfig,
+    /// `broadcast` and the agents' mention patterns.
+    pub group: group::GroupConfig,
+    /// loopguard's own caps and lists.
+    pub limits: Limits,
+}
+
+impl Config {
+    /// Parses and validates a config document (JSON or JSON5; `{}` or an empty text means all
+    /// defaults).
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        if text.len() > MAX_CONFIG_BYTES {
+            return Err(ConfigError::new(
+                "config",
+                format!("the document is {} bytes; the limit is {MAX_CONFIG_BYTES}", text.len()),
+            ));
+        }
+        if text.trim().is_empty() {
+            return Self::from_value(&Value::Object(Default::default()));
+        }
+        check_depth(text)?;
+        let doc: Value = json5::from_str(text)
+            .map_err(|e| ConfigError::new("config", format!("not valid JSON or JSON5: {e}")))?;
+        Self::from_value(&doc)
+    }
+
+    /// Validates an already parsed document.
+    pub fn from_value(doc: &Value) -> Result<Self, ConfigError> {
+        if !doc.is_object() {
+            return Err(ConfigError::new(
+                "config",
+                format!("the document must be an object, not {}", type_name(doc)),
+            ));
+        }
+        Ok(Self {
+            tools: tool::ToolLoopConfig::parse(doc)?,
+            bot: bot::BotLoopConfig::parse(doc)?,
+            group: group::GroupConfig::parse(doc)?,
+            limits: Limits::parse(doc)?,
+        })
+    }
+}
+
+/// Refuses documents nested deeper than [`MAX_CONFIG_DEPTH`] before the JSON5 parser (which
+/// recurses) sees them. Brackets inside strings are skipped.
+fn check_depth(text: &str) -> Result<(), ConfigError> {
+    let (mut depth, mut in_str, mut quote, mut escaped) = (0usize, false, b'"', false);
+    for &b in text.as_bytes() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == quote {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' | b'\'' => {
+                in_str = true;
+                quote = b;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_CONFIG_DEPTH {
+                    return Err(ConfigError::new(
+                        "config",
+                        format!("nested deeper than {MAX_CONFIG_DEPTH} levels"),
+                    ));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Walks `doc` along `path` (object keys), returning the value there if every step exists.
+pub fn lookup<'a>(doc: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(doc, |v, k| v.as_object()?.get(*k))
+}
+
+/// Reads an optional object at `path`: `None` when absent, an error naming the path when it is
+/// present with another type.
+pub fn object_at<'a>(
+    doc: &'a Value,
+    path: &[&str],
+) -> Result<Option<&'a serde_json::Map<String, Value>>, ConfigError> {
+    match lookup(doc, path) {
+        None => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(ConfigError::new(
+            path.join("."),
+            format!("must be an object, not {}", type_name(other)),
+        )),
+    }
+}
+
+/// Rejects keys of `obj` that are not in `allowed` (zod `.strict()`).
+pub fn strict_keys(
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+    allowed: &[&str],
+) -> Result<(), ConfigError> {
+    for key in obj.keys() {
+        if !allowed.contains(&key.as_str()) {
+            return Err(ConfigError::new(
+                format!("{path}.{key}"),
+                format!("unknown key; the keys allowed here are: {}", allowed.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads an optional boolean (absent → `None`); `null` and other types are errors.
+pub fn opt_bool(
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<Option<bool>, ConfigError> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(ConfigError::new(
+            format!("{path}.{key}"),
+            format!("must be true or false, not {}", type_name(other)),
+        )),
+    }
+}
+
+/// Reads an optional integer in `min..=max` (absent → `None`). `5.0` counts as 5; fractions,
+/// strings, `null` and out-of-range values are errors naming the path and the bounds.
+pub fn opt_int(
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+    key: &str,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>, ConfigError> {
+    let Some(v) = obj.get(key) else { return Ok(None) };
+    let bounds = if max == i64::MAX {
+        format!("an integer ≥ {min}")
+    } else {
+        format!("an integer from {min} to {max}")
+    };
+    let n = match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)),
+        _ => None,
+    };
+    match n {
+        Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ => Err(ConfigError::new(format!("{path}.{key}"), format!("must be {bounds}, not {v}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_braces_mean_defaults() {
+        assert!(Config::parse("").is_ok());
+        assert!(Config::parse("{}").is_ok());
+        assert!(Config::parse("// json5 comment\n{tools: {loopDetection: {enabled: true,}}}").is_ok());
+    }
+
+    #[test]
+    fn non_object_and_bad_syntax_are_errors() {
+        assert_eq!(Config::parse("[]").unwrap_err().path, "config");
+        let e = Config::parse("{tools:").unwrap_err();
+        assert_eq!(e.path, "config");
+        assert!(e.reason.contains("JSON"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let e = Config::parse(&format!("{{\"x\":{deep}}}")).unwrap_err();
+        assert!(e.reason.contains("nested deeper"), "{e}");
+    }
+}

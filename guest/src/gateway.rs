@@ -1,0 +1,124 @@
+//! The whole loop-guard state of one gateway.
+//!
+//! A gateway process keeps one [`Gateway`]: every agent session's tool-loop state (bounded by
+//! `loopguard.maxSessions`, least recently used evicted), the process-wide bot-pair guard and the
+//! group-thread coordinator. It is what the WIT `gateway` resource wraps, and what `replay` runs
+//! a trace through.
+
+use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
+use crate::config::Config;
+use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply, ThreadKey};
+use crate::store::BoundedMap;
+use crate::tool_loop::{CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
+use crate::trace::{BotMessage, GroupMessage, GroupThread};
+
+/// One gateway's guard state and config.
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    pub(crate) config: Config,
+    pub(crate) sessions: BoundedMap<String, Session>,
+    pub(crate) bots: BotGuard,
+    pub(crate) groups: GroupCoordinator,
+}
+
+/// Counters for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Sessions with state.
+    pub sessions: u32,
+    /// Sessions evicted by the cap.
+    pub evicted_sessions: u64,
+    /// Bot pairs tracked.
+    pub bot_pairs: u32,
+    /// Bot pairs evicted by the cap.
+    pub evicted_pairs: u64,
+    /// Group threads in progress.
+    pub group_threads: u32,
+}
+
+impl Gateway {
+    /// A gateway with empty state.
+    pub fn new(config: Config) -> Self {
+        let l = &config.limits;
+        Self {
+            sessions: BoundedMap::new(l.max_sessions),
+            bots: BotGuard::new(l.max_pairs),
+            groups: GroupCoordinator::new(l.max_group_threads),
+            config,
+        }
+    }
+
+    /// The config.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Checks a tool call before it runs.
+    pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> ToolVerdict {
+        let settings = self.config.tools.for_agent(call.agent);
+        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
+        session.check(call, settings)
+    }
+
+    /// Records how a tool call ended.
+    pub fn record_tool_outcome(&mut self, call: &ToolCall<'_>, outcome: Outcome<'_>) -> OutcomeVerdict {
+        let settings = self.config.tools.for_agent(call.agent);
+        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
+        session.outcome(call, outcome, settings, &self.config.limits.send_tools)
+    }
+
+    /// A compaction succeeded; arms the session+run's post-compaction guard.
+    pub fn compaction_retried(&mut self, session: &str, run: Option<&str>, agent: Option<&str>) -> CompactionVerdict {
+        let settings = self.config.tools.for_agent(agent);
+        self.sessions.entry_or_insert_with(session, Session::default).compaction(run, settings)
+    }
+
+    /// Forgets a session.
+    pub fn end_session(&mut self, session: &str) {
+        self.sessions.remove(session);
+    }
+
+    /// Checks a bot-authored inbound message against the pair and burst budgets.
+    pub fn bot_message(&mut self, m: &BotMessage<'_>) -> BotDecision {
+        let settings = self.config.bot.resolve(m.channel, m.account, m.room);
+        let facts = BotFacts {
+            scope: m.account,
+            conversation: m.conversation,
+            sender: m.sender,
+            receiver: m.receiver,
+            now_ms: m.ts_ms,
+            event_id: m.event_id,
+        };
+        self.bots.record_and_check(&facts, &settings)
+    }
+
+    /// A message to a conversation that may have a broadcast entry: round 1.
+    pub fn group_message(&mut self, m: &GroupMessage<'_>) -> GroupStart {
+        self.groups.start(&self.config.group, &key(&m.thread), m.peer, m.text)
+    }
+
+    /// The finals of the round just run.
+    pub fn group_replies(&mut self, t: &GroupThread<'_>, replies: &[Reply]) -> GroupStep {
+        self.groups.replies(&self.config.group, &key(t), replies)
+    }
+
+    /// The thread was cancelled.
+    pub fn group_cancel(&mut self, t: &GroupThread<'_>) -> GroupStep {
+        self.groups.cancel(&key(t))
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            sessions: self.sessions.len() as u32,
+            evicted_sessions: self.sessions.evicted(),
+            bot_pairs: self.bots.pair_count() as u32,
+            evicted_pairs: self.bots.evicted(),
+            group_threads: self.groups.thread_count() as u32,
+        }
+    }
+}
+
+fn key<'a>(t: &GroupThread<'a>) -> ThreadKey<'a> {
+    ThreadKey { channel: t.channel, account: t.account, conversation: t.conversation, thread: t.thread, root: t.root }
+}

@@ -1,0 +1,131 @@
+//! Replay: trace lines in, decision lines out (spec/trace-format.md).
+//!
+//! The guest owns both formats, so every host (Rust, Node, Python, the wasmtime CLI) prints
+//! byte-identical decisions: hosts only move text. A batch of lines is parsed and checked in full
+//! before any event is applied, so a bad line fails the batch without half-applying it.
+
+use crate::bot_loop::{BotDecision, Budget};
+use crate::config::Config;
+use crate::digest::{js_trim, write_string};
+use crate::error::PolicyError;
+use crate::gateway::Gateway;
+use crate::group::{GroupStart, GroupStep};
+use crate::json::Json;
+use crate::tool_loop::{CompactionVerdict, OutcomeVerdict, ToolAction, ToolVerdict};
+use crate::trace::{self, Event};
+use std::fmt::Write as _;
+
+/// Replays a whole trace on a fresh gateway built from `config`.
+pub fn replay(config: &str, trace: &str) -> Result<String, PolicyError> {
+    let mut gw = Gateway::new(Config::parse(config)?);
+    gw.apply_events(trace, 1)
+}
+
+impl Gateway {
+    /// Applies JSON Lines events; `first_line` numbers the first line. Returns the decisions.
+    pub fn apply_events(&mut self, text: &str, first_line: u32) -> Result<String, PolicyError> {
+        let mut parsed: Vec<(u32, Json)> = Vec::new();
+        for (i, line) in text.split('\n').enumerate() {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if js_trim(line).is_empty() {
+                continue;
+            }
+            let n = first_line.saturating_add(i as u32);
+            parsed.push((n, trace::parse_line(line, n)?));
+        }
+        let events = parsed
+            .iter()
+            .map(|(n, v)| trace::event(v, *n).map(|e| (*n, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = String::with_capacity(events.len() * 64);
+        for (n, e) in &events {
+            self.apply(*n, e, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn apply(&mut self, n: u32, e: &Event<'_>, out: &mut String) {
+        let _ = write!(out, "{{\"line\":{n},\"kind\":\"{}\",\"action\":", e.kind());
+        match e {
+            Event::ToolCall(call) => write_tool_verdict(&self.check_tool_call(call), out),
+            Event::ToolResult(call, outcome) => match self.record_tool_outcome(call, *outcome) {
+                OutcomeVerdict::Recorded => out.push_str("\"recorded\""),
+                OutcomeVerdict::Ignored => out.push_str("\"ignored\""),
+                OutcomeVerdict::Abort { count, message } => {
+                    let _ = write!(out, "\"abort\",\"detector\":\"compaction_loop_persisted\",\"count\":{count},\"message\":");
+                    write_string(&message, out);
+                }
+            },
+            Event::Compaction { session, run, agent } => match self.compaction_retried(session, *run, *agent) {
+                CompactionVerdict::Armed(r) => {
+                    let _ = write!(out, "\"armed\",\"remaining\":{r}");
+                }
+                CompactionVerdict::Disabled => out.push_str("\"disabled\""),
+            },
+            Event::BotMessage(m) => match self.bot_message(m) {
+                BotDecision::Allow => out.push_str("\"allow\""),
+                BotDecision::Suppress { cooldown_until_ms, budget } => {
+                    let b = match budget {
+                        Budget::Pair => "pair",
+                        Budget::Burst => "burst",
+                    };
+                    let _ = write!(out, "\"suppress\",\"cooldown_until_ms\":{cooldown_until_ms},\"budget\":\"{b}\"");
+                }
+            },
+            Event::GroupMessage(m) => match self.group_message(m) {
+                GroupStart::Round { round, participants } => write_round(round, &participants, out),
+                GroupStart::Legacy { participants } => {
+                    out.push_str("\"legacy\",\"participants\":");
+                    write_list(&participants, out);
+                }
+                GroupStart::None => out.push_str("\"none\""),
+            },
+            Event::GroupReplies(t, replies) => write_step(&self.group_replies(t, replies), out),
+            Event::GroupCancel(t) => write_step(&self.group_cancel(t), out),
+        }
+        out.push_str("}\n");
+    }
+}
+
+fn write_tool_verdict(v: &ToolVerdict, out: &mut String) {
+    let action = match v.action {
+        ToolAction::Allow => return out.push_str("\"allow\""),
+        ToolAction::Warn => "warn",
+        ToolAction::Block => "block",
+    };
+    let detector = v.detector.map_or("", |d| d.as_str());
+    let _ = write!(out, "\"{action}\",\"detector\":\"{detector}\",\"count\":{},\"message\":", v.count);
+    write_string(v.message.as_deref().unwrap_or(""), out);
+    if v.action == ToolAction::Warn {
+        let _ = write!(out, ",\"notify\":{}", v.notify);
+    }
+}
+
+fn write_round(round: u32, participants: &[String], out: &mut String) {
+    let _ = write!(out, "\"round\",\"round\":{round},\"participants\":");
+    write_list(participants, out);
+}
+
+fn write_step(step: &GroupStep, out: &mut String) {
+    match step {
+        GroupStep::Round { round, participants } => write_round(*round, participants, out),
+        GroupStep::Stop(reason) => {
+            let _ = write!(out, "\"stop\",\"reason\":\"{}\"", reason.as_str());
+        }
+    }
+}
+
+fn write_list(items: &[String], out: &mut String) {
+    out.push('[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(s, out);
+    }
+    out.push(']');
+}
+
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod tests;

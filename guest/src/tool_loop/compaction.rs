@@ -1,0 +1,127 @@
+//! The post-compaction guard (spec/tool-loop.md §6).
+//!
+//! A context compaction is supposed to break a loop: the model loses the repetitive history and
+//! gets a summary. Incident #77474 showed a loop surviving it. So after each successful compaction
+//! the guard watches the next `windowSize` outcomes, and if every one of them is the same call
+//! with the same result, it aborts the run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Digest;
+
+/// One guard per (session, run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionGuard {
+    enabled: bool,
+    window: u32,
+    remaining: u32,
+    seen: Vec<(Digest, Digest)>,
+}
+
+/// The abort verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Abort {
+    /// Matching observations in the window.
+    pub count: u32,
+    /// The exact message.
+    pub message: String,
+}
+
+impl CompactionGuard {
+    /// A dormant guard; `enabled` is false only when the config says `enabled: false`.
+    pub fn new(enabled: bool, window: u32) -> Self {
+        Self { enabled, window: window.max(1), remaining: 0, seen: Vec::new() }
+    }
+
+    /// Whether the guard is on.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The window size.
+    pub fn window(&self) -> u32 {
+        self.window
+    }
+
+    /// Attempts left in the armed window (0 = dormant).
+    pub fn remaining(&self) -> u32 {
+        self.remaining
+    }
+
+    /// `armPostCompaction`: a fresh window, whatever was there before.
+    pub fn arm(&mut self) {
+        self.remaining = self.window;
+        self.seen.clear();
+    }
+
+    /// `observe`: one outcome (`args` includes the tool name).
+    pub fn observe(&mut self, tool: &str, args: Digest, result: Digest) -> Option<Abort> {
+        if !self.enabled || self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        self.seen.push((args, result));
+        let matches = self.seen.iter().filter(|s| **s == (args, result)).count() as u32;
+        if self.remaining == 0 {
+            self.seen.clear(); // disarmed: dormant until the next arm
+        }
+        (matches >= self.window).then(|| Abort {
+            count: matches,
+            message: format!(
+                "CRITICAL: tool {tool} repeated {matches} times with identical arguments and identical results within {} attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.",
+                self.window
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Digest = [1; 16];
+    const R: Digest = [2; 16];
+
+    #[test]
+    fn aborts_when_the_whole_window_repeats() {
+        let mut g = CompactionGuard::new(true, 3);
+        g.arm();
+        assert_eq!(g.observe("exec", A, R), None);
+        assert_eq!(g.observe("exec", A, R), None);
+        let abort = g.observe("exec", A, R).unwrap();
+        assert_eq!(abort.count, 3);
+        assert_eq!(abort.message, "CRITICAL: tool exec repeated 3 times with identical arguments and identical results within 3 attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.");
+        assert_eq!(g.remaining(), 0);
+        assert_eq!(g.observe("exec", A, R), None, "disarmed after the window");
+    }
+
+    #[test]
+    fn any_difference_in_the_window_means_no_abort_and_the_window_closes() {
+        let mut g = CompactionGuard::new(true, 3);
+        g.arm();
+        g.observe("exec", A, R);
+        g.observe("exec", A, [3; 16]);
+        assert_eq!(g.observe("exec", A, R), None);
+        assert_eq!(g.remaining(), 0);
+    }
+
+    #[test]
+    fn dormant_or_disabled_guards_observe_nothing() {
+        let mut g = CompactionGuard::new(true, 1);
+        assert_eq!(g.observe("t", A, R), None, "not armed");
+        let mut off = CompactionGuard::new(false, 1);
+        off.arm();
+        assert_eq!(off.observe("t", A, R), None);
+    }
+
+    #[test]
+    fn rearming_mid_window_resets_everything() {
+        let mut g = CompactionGuard::new(true, 2);
+        g.arm();
+        g.observe("t", A, R);
+        g.arm();
+        assert_eq!(g.remaining(), 2);
+        assert_eq!(g.observe("t", A, R), None);
+        assert_eq!(g.observe("t", A, R).map(|a| a.count), Some(2));
+    }
+}

@@ -1,0 +1,173 @@
+//! A session's tool-call history (spec/tool-loop.md §2).
+//!
+//! Every detector reads the same short history: the last `historySize` calls of the session,
+//! each with its outcome hash once the tool has returned. Runs share one history and are kept
+//! apart by filtering on the run id, so the size limit counts the whole session.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::{js_trim, Digest};
+
+/// One call (and, once known, its outcome).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The tool name.
+    pub tool: Box<str>,
+    /// `argsHash` (tool name + canonical params).
+    pub args: Digest,
+    /// The provider's tool-call id, when it had one.
+    pub call_id: Option<Box<str>>,
+    /// The normalized run id.
+    pub run: Option<Box<str>>,
+    /// The outcome hash, once attached.
+    pub result: Option<Digest>,
+    /// The missing tool's name, when the outcome said the tool does not exist.
+    pub unknown_tool: Option<Box<str>>,
+}
+
+/// Run id normalization: trimmed; empty means no run.
+pub fn normalize_run(run: Option<&str>) -> Option<&str> {
+    run.map(js_trim).filter(|r| !r.is_empty())
+}
+
+/// The records of one session, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct History {
+    records: VecDeque<Record>,
+}
+
+impl History {
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The records whose run matches `run` (already normalized), oldest first.
+    pub fn scoped<'a>(&'a self, run: Option<&'a str>) -> impl DoubleEndedIterator<Item = &'a Record> + Clone + 'a {
+        self.records.iter().filter(move |r| r.run.as_deref() == run)
+    }
+
+    /// `recordToolCall`: pushes a call with no outcome, then trims.
+    pub fn record_call(&mut self, tool: &str, args: Digest, call_id: Option<&str>, run: Option<&str>, size: usize) {
+        self.records.push_back(Record {
+            tool: tool.into(),
+            args,
+            call_id: call_id.filter(|c| !c.is_empty()).map(Into::into),
+            run: run.map(Into::into),
+            result: None,
+            unknown_tool: None,
+        });
+        self.trim(size);
+    }
+
+    /// `recordToolCallOutcome`: attaches the outcome to the newest matching open record, or
+    /// pushes an outcome-only record; then trims.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_outcome(
+        &mut self,
+        tool: &str,
+        args: Digest,
+        call_id: Option<&str>,
+        run: Option<&str>,
+        result: Digest,
+        unknown_tool: Option<&str>,
+        size: usize,
+    ) {
+        let call_id = call_id.filter(|c| !c.is_empty());
+        let open = self.records.iter_mut().rev().find(|r| {
+            r.result.is_none()
+                && r.run.as_deref() == run
+                && r.args == args
+                && &*r.tool == tool
+                && call_id.is_none_or(|id| r.call_id.as_deref() == Some(id))
+        });
+        match open {
+            Some(r) => {
+                r.result = Some(result);
+                r.unknown_tool = unknown_tool.map(Into::into);
+            }
+            None => self.records.push_back(Record {
+                tool: tool.into(),
+                args,
+                call_id: call_id.map(Into::into),
+                run: run.map(Into::into),
+                result: Some(result),
+                unknown_tool: unknown_tool.map(Into::into),
+            }),
+        }
+        self.trim(size);
+    }
+
+    fn trim(&mut self, size: usize) {
+        while self.records.len() > size {
+            self.records.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(n: u8) -> Digest {
+        [n; 16]
+    }
+
+    #[test]
+    fn run_ids_are_trimmed_and_empty_means_none() {
+        assert_eq!(normalize_run(Some("  r1 ")), Some("r1"));
+        assert_eq!(normalize_run(Some(" \u{FEFF} ")), None);
+        assert_eq!(normalize_run(None), None);
+    }
+
+    #[test]
+    fn outcome_attaches_to_newest_open_matching_record() {
+        let mut h = History::default();
+        h.record_call("read", d(1), None, None, 30);
+        h.record_call("read", d(1), None, None, 30);
+        h.record_outcome("read", d(1), None, None, d(9), None, 30);
+        let results: Vec<_> = h.scoped(None).map(|r| r.result).collect();
+        assert_eq!(results, vec![None, Some(d(9))], "newest first");
+        h.record_outcome("read", d(1), None, None, d(8), None, 30);
+        assert_eq!(h.scoped(None).map(|r| r.result).collect::<Vec<_>>(), vec![Some(d(8)), Some(d(9))]);
+        // Nothing open any more: an outcome-only record is pushed.
+        h.record_outcome("read", d(1), None, None, d(7), None, 30);
+        assert_eq!(h.len(), 3);
+    }
+
+    #[test]
+    fn call_ids_and_runs_must_match() {
+        let mut h = History::default();
+        h.record_call("read", d(1), Some("c1"), Some("r"), 30);
+        h.record_call("read", d(1), None, Some("r"), 30);
+        // An outcome with a call id skips the newer record that has none.
+        h.record_outcome("read", d(1), Some("c1"), Some("r"), d(9), None, 30);
+        let v: Vec<_> = h.scoped(Some("r")).map(|r| r.result).collect();
+        assert_eq!(v, vec![Some(d(9)), None]);
+        // An outcome without a call id may attach to a record that has one... or none here.
+        h.record_outcome("read", d(1), None, Some("r"), d(8), None, 30);
+        assert_eq!(h.len(), 2);
+        // Another run never matches.
+        h.record_outcome("read", d(1), None, None, d(7), None, 30);
+        assert_eq!(h.len(), 3);
+        assert_eq!(h.scoped(None).count(), 1);
+    }
+
+    #[test]
+    fn size_limit_counts_the_whole_session_and_applies_after_attach() {
+        let mut h = History::default();
+        for i in 0..5 {
+            h.record_call("t", d(i), None, if i % 2 == 0 { Some("a") } else { None }, 30);
+        }
+        h.record_outcome("t", d(4), None, Some("a"), d(9), None, 3);
+        assert_eq!(h.len(), 3, "trimmed even though the outcome attached");
+        assert_eq!(h.scoped(Some("a")).count() + h.scoped(None).count(), 3);
+    }
+}
