@@ -1,0 +1,244 @@
+//! Channel bot-to-bot loop protection (spec/bot-loop.md §2, stage D).
+//!
+//! Why: with `allowBots` on, two bots that @-mention each other reply forever (OpenClaw #58789:
+//! 42+ exchanges until a provider rate limit stopped them), and four agents in one thread can
+//! stay under every per-pair limit for hours (PR #117734). Two budgets stop that:
+//!
+//! - the **pair budget** ([`pair`]): a sliding window per unordered bot pair; the event past
+//!   `maxEventsPerWindow` trips a cooldown that suppresses both directions;
+//! - the opt-in **burst budget** ([`burst`]): `maxConversationBotEvents` per conversation and
+//!   receiving bot over 10 minutes, tripping only when at least two peer senders are active.
+//!
+//! When both are in cooldown the later deadline is reported (stage D). Suppression is a value,
+//! not an error; the host passes the clock (usually the platform's event timestamp, so events
+//! may arrive out of order). State is bounded: pairs and burst buckets live in
+//! [`BoundedMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]).
+//!
+//! ```
+//! use loopguard_policy::bot_loop::{BotDecision, BotFacts, BotGuard, Budget, PairSettings};
+//! let settings = PairSettings { enabled: true, max_events_per_window: 2, window_ms: 60_000,
+//!                               cooldown_ms: 30_000, max_conversation_bot_events: None };
+//! let mut guard = BotGuard::new(1_000);
+//! let facts = |now_ms, sender, receiver| BotFacts { scope: "acct", conversation: "c1", sender,
+//!                                                   receiver, now_ms, event_id: None };
+//! assert_eq!(guard.record_and_check(&facts(0, "a", "b"), &settings), BotDecision::Allow);
+//! assert_eq!(guard.record_and_check(&facts(1, "b", "a"), &settings), BotDecision::Allow);
+//! assert_eq!(guard.record_and_check(&facts(2, "a", "b"), &settings),
+//!            BotDecision::Suppress { cooldown_until_ms: 30_002, budget: Budget::Pair });
+//! ```
+
+pub mod burst;
+pub mod key;
+pub mod pair;
+pub mod settings;
+mod snapshot;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_burst;
+#[cfg(test)]
+mod tests_memory;
+
+pub use snapshot::BotGuardSnapshot;
+
+use crate::store::BoundedMap;
+use burst::{BurstEntry, BurstEvent};
+use key::KeyDigest;
+use pair::{Event, PairEntry};
+
+/// The opportunistic prune runs at most once per this much event time.
+pub const PRUNE_INTERVAL_MS: i64 = 60_000;
+
+/// One accepted inbound bot-authored message (spec §2.2).
+#[derive(Debug, Clone, Copy)]
+pub struct BotFacts<'a> {
+    /// The account (OpenClaw's `scopeId`).
+    pub scope: &'a str,
+    /// The conversation (channel, thread, room, space, chat).
+    pub conversation: &'a str,
+    /// The bot that sent the message.
+    pub sender: &'a str,
+    /// This bot, which received it.
+    pub receiver: &'a str,
+    /// The event time (ms), usually the platform's timestamp.
+    pub now_ms: i64,
+    /// The provider event id; trimmed, and empty means none.
+    pub event_id: Option<&'a str>,
+}
+
+/// The resolved settings for one message (see [`settings::resolve`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairSettings {
+    /// `defaultEnabled AND enabled`; false disables both budgets.
+    pub enabled: bool,
+    /// Events one unordered pair may exchange inside the window; ≤ 0 turns the guard off.
+    pub max_events_per_window: i64,
+    /// The sliding window (ms); ≤ 0 turns the guard off.
+    pub window_ms: i64,
+    /// The cooldown after either budget trips (ms); ≤ 0 turns the guard off.
+    pub cooldown_ms: i64,
+    /// The burst limit; `None` (or 0) leaves the burst budget off.
+    pub max_conversation_bot_events: Option<u32>,
+}
+
+/// Which budget set the reported deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// The pair budget (also when both deadlines are equal).
+    Pair,
+    /// The conversation burst budget.
+    Burst,
+}
+
+/// The guard's answer for one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BotDecision {
+    /// Dispatch the message.
+    Allow,
+    /// Drop the message; the loop is cooling down until `cooldown_until_ms` (exclusive).
+    Suppress {
+        /// When the suppression ends.
+        cooldown_until_ms: i64,
+        /// Which budget set that deadline.
+        budget: Budget,
+    },
+}
+
+/// The process-wide guard: every channel and account shares it, kept apart by the key.
+#[derive(Debug, Clone)]
+pub struct BotGuard {
+    pairs: BoundedMap<KeyDigest, PairEntry>,
+    bursts: BoundedMap<KeyDigest, BurstEntry>,
+    next_prune_at: i64,
+    /// Evictions counted before the last [`BotGuard::restore`].
+    evicted_before: u64,
+}
+
+impl BotGuard {
+    /// An empty guard tracking at most `max_pairs` pairs (and as many burst buckets).
+    pub fn new(max_pairs: usize) -> Self {
+        Self {
+            pairs: BoundedMap::new(max_pairs),
+            bursts: BoundedMap::new(max_pairs),
+            next_prune_at: 0,
+            evicted_before: 0,
+        }
+    }
+
+    /// Records one bot message and decides (spec §2.4 `recordAndCheck`, with §2.5 and stage D).
+    pub fn record_and_check(&mut self, facts: &BotFacts, settings: &PairSettings) -> BotDecision {
+        let ids_missing = [
+            facts.scope,
+            facts.conversation,
+            facts.sender,
+            facts.receiver,
+        ]
+        .iter()
+        .any(|s| s.is_empty());
+        if !settings.enabled
+            || ids_missing
+            || facts.sender == facts.receiver
+            || settings.max_events_per_window <= 0
+            || settings.window_ms <= 0
+            || settings.cooldown_ms <= 0
+        {
+            return BotDecision::Allow;
+        }
+        let now = facts.now_ms;
+        if now >= self.next_prune_at {
+            self.prune(now);
+        }
+        let id = key::event_id_digest(facts.event_id);
+        let pair_key = key::pair_key(
+            facts.scope,
+            facts.conversation,
+            facts.sender,
+            facts.receiver,
+        );
+        let window_ms = settings.window_ms;
+        let pair = self
+            .pairs
+            .entry_or_insert_with(&pair_key, || PairEntry::new(window_ms));
+        pair.window_ms = window_ms;
+        pair.drop_expired(now, window_ms);
+        let replay = pair.holds_id(id);
+
+        // The burst budget records before the pair cooldown check (stage C).
+        let burst = self.record_burst(facts, settings, id);
+        // Re-borrow: recording the burst may not evict the pair, it lives in another map.
+        let Some(pair) = self.pairs.get_mut(&pair_key) else {
+            return later_of(None, burst);
+        };
+        if let Some(until) = pair.cooldown_at(now) {
+            return later_of(Some(until), burst);
+        }
+        if replay {
+            return later_of(None, burst);
+        }
+        let tripped = pair.record(
+            Event { ts: now, id },
+            settings.max_events_per_window,
+            settings.cooldown_ms,
+        );
+        later_of(tripped, burst)
+    }
+
+    /// Spec §2.5: the burst deadline if the burst budget suppresses this event.
+    fn record_burst(&mut self, facts: &BotFacts, settings: &PairSettings, id: u64) -> Option<i64> {
+        let limit = settings.max_conversation_bot_events.filter(|&n| n > 0)?;
+        let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
+        let event = BurstEvent {
+            ts: facts.now_ms,
+            sender: key::sender_digest(facts.sender),
+            id,
+        };
+        self.bursts
+            .entry_or_insert_with(&key, BurstEntry::default)
+            .record(event, limit, settings.cooldown_ms)
+    }
+
+    /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries.
+    fn prune(&mut self, now: i64) {
+        self.next_prune_at = now.saturating_add(PRUNE_INTERVAL_MS);
+        self.pairs.retain(|_, entry| {
+            let window = entry.window_ms;
+            entry.drop_expired(now, window);
+            !entry.is_idle(now)
+        });
+        self.bursts.retain(|_, entry| {
+            entry.drop_expired(now);
+            !entry.is_idle(now)
+        });
+    }
+
+    /// Pair entries tracked now.
+    pub fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Burst buckets tracked now.
+    pub fn burst_count(&self) -> usize {
+        self.bursts.len()
+    }
+
+    /// Pair entries evicted by the `max_pairs` cap (burst-bucket evictions are not counted).
+    pub fn evicted(&self) -> u64 {
+        self.evicted_before.saturating_add(self.pairs.evicted())
+    }
+}
+
+/// Stage D: the later of the two deadlines; the burst budget is reported only when its deadline
+/// is strictly later.
+fn later_of(pair: Option<i64>, burst: Option<i64>) -> BotDecision {
+    let (until, budget) = match (pair, burst) {
+        (None, None) => return BotDecision::Allow,
+        (Some(p), Some(b)) if b > p => (b, Budget::Burst),
+        (Some(p), _) => (p, Budget::Pair),
+        (None, Some(b)) => (b, Budget::Burst),
+    };
+    BotDecision::Suppress {
+        cooldown_until_ms: until,
+        budget,
+    }
+}
