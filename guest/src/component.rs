@@ -7,13 +7,17 @@ use crate::config::Config;
 use crate::error::PolicyError as CoreError;
 use crate::gateway::Gateway as Core;
 use crate::json::{self, Json};
+use crate::bot_loop as bl;
+use crate::group as gr;
 use crate::tool_loop::{self as tl, Outcome};
+use crate::trace;
 
 wit_bindgen::generate!({ path: "../wit", world: "policy" });
 
 use exports::loopguard::policy::guard::{Gateway, Guest as GuardGuest, GuestGateway};
 use loopguard::policy::types::{
-    AbortInfo, CompactionVerdict, Detector, GatewayStats, OutcomeVerdict, ToolAction, ToolCall,
+    AbortInfo, BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, Detector, GatewayStats, GroupReply,
+    GroupRound, GroupStart, GroupStep, GroupThread, OutcomeVerdict, StopReason, Suppression, ToolAction, ToolCall,
     ToolOutcome, ToolVerdict,
 };
 
@@ -149,6 +153,81 @@ impl GuestGateway for GatewayResource {
     fn stats(&self) -> GatewayStats {
         let s = self.0.borrow().stats();
         GatewayStats { sessions: s.sessions, evicted_sessions: s.evicted_sessions }
+    }
+
+    fn check_bot_message(&self, m: BotMessage) -> Result<BotVerdict, PolicyError> {
+        if m.ts_ms < 0 {
+            return Err(PolicyError {
+                path: "message.ts-ms".into(),
+                reason: format!("must be a non-negative timestamp in milliseconds, not {}", m.ts_ms),
+            });
+        }
+        let msg = trace::BotMessage {
+            channel: &m.channel,
+            account: &m.account,
+            conversation: &m.conversation,
+            room: m.room.as_deref().unwrap_or(&m.conversation),
+            sender: &m.sender,
+            receiver: &m.receiver,
+            ts_ms: m.ts_ms,
+            event_id: m.event_id.as_deref(),
+        };
+        Ok(match self.0.borrow_mut().bot_message(&msg) {
+            bl::BotDecision::Allow => BotVerdict::Allow,
+            bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
+                cooldown_until_ms,
+                budget: match budget {
+                    bl::Budget::Pair => Budget::Pair,
+                    bl::Budget::Burst => Budget::Burst,
+                },
+            }),
+        })
+    }
+
+    fn start_group_thread(&self, t: GroupThread, peer: String, text: String) -> GroupStart {
+        let m = trace::GroupMessage { thread: thread(&t), peer: &peer, text: &text };
+        match self.0.borrow_mut().group_message(&m) {
+            gr::GroupStart::Round { round, participants } => GroupStart::Round(GroupRound { round, participants }),
+            gr::GroupStart::Legacy { participants } => GroupStart::Legacy(participants),
+            gr::GroupStart::None => GroupStart::None,
+        }
+    }
+
+    fn finish_group_round(&self, t: GroupThread, replies: Vec<GroupReply>) -> GroupStep {
+        let replies: Vec<gr::Reply> = replies.into_iter().map(|r| gr::Reply { agent: r.agent, reply: r.reply }).collect();
+        step(self.0.borrow_mut().group_replies(&thread(&t), &replies))
+    }
+
+    fn cancel_group_thread(&self, t: GroupThread) -> GroupStep {
+        step(self.0.borrow_mut().group_cancel(&thread(&t)))
+    }
+
+    fn bot_stats(&self) -> BotStats {
+        let s = self.0.borrow().stats();
+        BotStats { pairs: s.bot_pairs, evicted_pairs: s.evicted_pairs, group_threads: s.group_threads }
+    }
+}
+
+fn thread(t: &GroupThread) -> trace::GroupThread<'_> {
+    trace::GroupThread {
+        channel: &t.channel,
+        account: &t.account,
+        conversation: &t.conversation,
+        thread: t.thread.as_deref(),
+        root: &t.root,
+    }
+}
+
+fn step(s: gr::GroupStep) -> GroupStep {
+    match s {
+        gr::GroupStep::Round { round, participants } => GroupStep::Round(GroupRound { round, participants }),
+        gr::GroupStep::Stop(reason) => GroupStep::Stop(match reason {
+            gr::StopReason::AllPassed => StopReason::AllPassed,
+            gr::StopReason::MaxRounds => StopReason::MaxRounds,
+            gr::StopReason::MaxTurns => StopReason::MaxTurns,
+            gr::StopReason::NoEligible => StopReason::NoEligible,
+            gr::StopReason::Cancelled => StopReason::Cancelled,
+        }),
     }
 }
 
