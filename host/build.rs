@@ -30,6 +30,8 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=LOOPGUARD_SKIP_GUEST");
 
+    emit_wit_version(&workspace.join("wit").join("policy.wit"));
+
     let embedded = out_dir.join("loopguard_policy.wasm");
     if env::var_os("LOOPGUARD_SKIP_GUEST").is_some_and(|v| v == "1") {
         println!("cargo:warning=LOOPGUARD_SKIP_GUEST=1: embedding an EMPTY policy; the binary cannot replay");
@@ -71,6 +73,24 @@ fn main() {
         );
     }
     copy(&wasm, &embedded, &by_hand);
+}
+
+/// Exposes the WIT package version as `LOOPGUARD_WIT_VERSION`, so that the version the host
+/// checks at load is always the one its bindings were generated from.
+fn emit_wit_version(wit: &Path) {
+    let text = std::fs::read_to_string(wit)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", wit.display()));
+    let version = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("package loopguard:policy@"))
+        .and_then(|rest| rest.strip_suffix(';'))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} has no `package loopguard:policy@<version>;` line",
+                wit.display()
+            )
+        });
+    println!("cargo:rustc-env=LOOPGUARD_WIT_VERSION={version}");
 }
 
 /// Removes what the outer cargo set for this build script and would mislead the nested build:

@@ -47,6 +47,6 @@ impl WasiView for HostState {
     }
 }
 
-/// The world `use`s `types` for `replay`'s error, which makes the component import the
-/// (type-only) `types` interface: there is nothing to implement.
+/// The component imports the type-only `types` interface (the world `use`s it and the guard
+/// interface refers to it): there is nothing to implement.
 impl loopguard::policy::types::Host for HostState {}

@@ -7,7 +7,7 @@
 
 use wasmtime::component::ResourceAny;
 
-use crate::bindings::exports::loopguard::policy::types::{
+use crate::bindings::loopguard::policy::types::{
     CompactionVerdict, GatewayStats, OutcomeVerdict, PolicyError, ToolCall, ToolOutcome,
     ToolVerdict,
 };

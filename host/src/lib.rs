@@ -26,13 +26,13 @@ mod gateway;
 mod policy;
 pub mod replay;
 
-pub use bindings::exports::loopguard::policy::types::{
+pub use bindings::loopguard::policy::types::{
     AbortInfo, CompactionVerdict, Detector, GatewayStats, OutcomeVerdict, ToolAction, ToolCall,
     ToolOutcome, ToolVerdict,
 };
 pub use error::{Error, Result};
 pub use gateway::Gateway;
-pub use policy::{Instance, Policy, INTERFACE_VERSION};
+pub use policy::{use_compile_cache, Instance, Policy, INTERFACE_VERSION};
 
 /// This crate's (and the CLI's) version.
 pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");

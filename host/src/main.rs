@@ -24,6 +24,9 @@ Options:
   --config FILE        OpenClaw-style config document (`{}` = defaults)
   --policy FILE.wasm   policy component to use instead of the embedded one
 
+Environment:
+  LOOPGUARD_CACHE_DIR  where compiled policies are cached (default ~/.cache/loopguard; empty = off)
+
 Exit codes: 0 success, 2 error (one line on stderr).
 ";
 
@@ -112,6 +115,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Command> {
 }
 
 fn load(policy: Option<PathBuf>) -> anyhow::Result<Policy> {
+    if let Some(dir) = cache_dir() {
+        // A cache that cannot be used only costs time: go on without it.
+        let _ = loopguard_host::use_compile_cache(&dir);
+    }
     Ok(match policy {
         Some(path) => Policy::from_file(path)?,
         None => Policy::embedded()?,
@@ -126,6 +133,19 @@ fn in_file(err: loopguard_host::Error, file: &std::path::Path) -> anyhow::Error 
         }
         other => other.into(),
     }
+}
+
+/// Where compiled policies are cached: `$LOOPGUARD_CACHE_DIR` (empty = no cache), else
+/// `$XDG_CACHE_HOME/loopguard`, else `~/.cache/loopguard`.
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("LOOPGUARD_CACHE_DIR") {
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("loopguard"))
 }
 
 fn run(cmd: Command) -> anyhow::Result<()> {

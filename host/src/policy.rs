@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Engine, Store, StoreLimitsBuilder};
+use wasmtime::{Cache, CacheConfig, Config, Engine, Store, StoreLimitsBuilder};
 
 use crate::bindings::{self, HostState, PolicyPre};
 use crate::error::{Error, Result};
@@ -18,8 +18,8 @@ use crate::gateway::Gateway;
 /// The policy built from `guest/` when this crate was compiled.
 static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/loopguard_policy.wasm"));
 
-/// The WIT package version this host was generated from.
-pub const INTERFACE_VERSION: &str = "0.1.0";
+/// The WIT package version this host was generated from (read from `wit/policy.wit`).
+pub const INTERFACE_VERSION: &str = env!("LOOPGUARD_WIT_VERSION");
 
 /// Guest linear memory cap per instance: far above what the bounded state needs, low enough that
 /// a runaway input fails as an error and not as an OOM of the gateway.
@@ -27,9 +27,29 @@ const MEMORY_LIMIT: usize = 1 << 30;
 
 /// The one engine of this process. Engines are meant to be shared; one per policy would
 /// duplicate the compiler and code memory for no gain.
+static ENGINE: OnceLock<Engine> = OnceLock::new();
+
 fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
     ENGINE.get_or_init(Engine::default)
+}
+
+/// Makes the process-wide engine keep compiled policies in `dir`, so that a short-lived process
+/// (the CLI, a test) does not pay the compilation again for a policy it has seen. A long-lived
+/// gateway compiles once and does not need it. Call it before the first policy is loaded;
+/// afterwards it fails, because the engine already exists.
+pub fn use_compile_cache(dir: &Path) -> Result<()> {
+    let mut cache_config = CacheConfig::new();
+    cache_config.with_directory(dir);
+    let cache = Cache::new(cache_config).map_err(|e| Error::load(dir, e))?;
+    let mut config = Config::new();
+    config.cache(Some(cache));
+    let engine = Engine::new(&config).map_err(|e| Error::load(dir, e))?;
+    ENGINE.set(engine).map_err(|_| {
+        Error::load(
+            dir,
+            "the compile cache must be set before the first policy is loaded",
+        )
+    })
 }
 
 /// A compiled, linked, version-checked policy component.
@@ -72,6 +92,12 @@ impl Policy {
             return Err(Error::load(
                 path,
                 "empty file (built with LOOPGUARD_SKIP_GUEST=1?)",
+            ));
+        }
+        if bytes.starts_with(b"\0asm\x01\0\0\0") {
+            return Err(Error::load(
+                path,
+                "this is a core wasm module, not a component; build the policy for wasm32-wasip2",
             ));
         }
         let engine = engine();

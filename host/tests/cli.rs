@@ -78,7 +78,13 @@ fn version_prints_three_named_lines() {
         names == ["loopguard", "policy", "interface"],
         "expected `loopguard:`, `policy:`, `interface:` lines",
     )
-    .check(out.contains("interface: 0.1.0"), "interface version 0.1.0");
+    .check(
+        out.contains(&format!(
+            "interface: {}\n",
+            loopguard_host::INTERFACE_VERSION
+        )),
+        "the WIT's interface version",
+    );
 }
 
 #[test]

@@ -91,10 +91,14 @@ fn component_exports_the_wit_interface() {
         interfaces(&wasm),
         "the component's interfaces differ from wit/policy.wit"
     );
+    let guard = format!(
+        "export loopguard:policy/guard@{};",
+        loopguard_host::INTERFACE_VERSION
+    );
     for export in [
         "export version: func() -> string;",
         "export interface-version: func() -> string;",
-        "export loopguard:policy/guard@0.1.0;",
+        guard.as_str(),
     ] {
         assert!(
             from_wasm.contains(export),

@@ -3,7 +3,19 @@
 //! the guest crate: all must give `expected.jsonl` byte for byte.
 
 use loopguard_host::{replay, Policy};
-use loopguard_tests::{diff_decisions, policy_wasm, scenarios, Scenario};
+use loopguard_tests::{diff_decisions, policy_wasm, scenarios, workspace_root, Scenario};
+
+/// Loads the built policy, sharing compiled code with the other test binaries through a cache
+/// under `target/` (compiling the component in a debug build takes seconds).
+fn load(from_file: bool) -> Policy {
+    let _ = loopguard_host::use_compile_cache(&workspace_root().join("target/wasmtime-cache"));
+    let policy = if from_file {
+        Policy::from_file(policy_wasm())
+    } else {
+        Policy::embedded()
+    };
+    policy.expect("the built policy loads")
+}
 
 fn check(scenario: &Scenario, how: &str, actual: &str, failures: &mut Vec<String>) {
     let expected = Scenario::read(&scenario.expected);
@@ -14,7 +26,7 @@ fn check(scenario: &Scenario, how: &str, actual: &str, failures: &mut Vec<String
 
 #[test]
 fn golden_traces_through_the_host_library() {
-    let policy = Policy::from_file(policy_wasm()).expect("the built policy loads");
+    let policy = load(true);
     let mut failures = Vec::new();
     for scenario in scenarios() {
         let config = Scenario::read(&scenario.config);
@@ -66,8 +78,8 @@ fn golden_traces_natively_through_the_guest_crate() {
 
 #[test]
 fn embedded_policy_is_the_built_file() {
-    let built = Policy::from_file(policy_wasm()).expect("the built policy loads");
-    let embedded = Policy::embedded().expect("the embedded policy loads");
+    let built = load(true);
+    let embedded = load(false);
     assert_eq!(
         embedded.digest(),
         built.digest(),
