@@ -8,8 +8,8 @@
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::loopguard::policy::types::{
-    CompactionVerdict, GatewayStats, OutcomeVerdict, PolicyError, ToolCall, ToolOutcome,
-    ToolVerdict,
+    BotMessage, BotStats, BotVerdict, CompactionVerdict, GatewayStats, GroupReply, GroupStart,
+    GroupStep, GroupThread, OutcomeVerdict, PolicyError, ToolCall, ToolOutcome, ToolVerdict,
 };
 use crate::error::{Error, Result};
 use crate::policy::Instance;
@@ -140,6 +140,78 @@ impl Gateway {
             .loopguard_policy_guard()
             .gateway()
             .call_stats(&mut *store, self.handle)
+            .map_err(Error::trap)
+    }
+}
+
+/// Channel bot loops and agent group threads (interface 0.2).
+impl Gateway {
+    /// Decides whether a bot-authored inbound message may be handled or must be suppressed.
+    pub fn check_bot_message(&mut self, message: &BotMessage) -> Result<BotVerdict> {
+        let Instance {
+            store, bindings, ..
+        } = &mut self.instance;
+        let out = bindings
+            .loopguard_policy_guard()
+            .gateway()
+            .call_check_bot_message(&mut *store, self.handle, message);
+        out.map_err(Error::trap)?.map_err(policy_error)
+    }
+
+    /// An inbound message to a conversation with a broadcast entry: which agents run round 1.
+    pub fn start_group_thread(
+        &mut self,
+        thread: &GroupThread,
+        peer: &str,
+        text: &str,
+    ) -> Result<GroupStart> {
+        let Instance {
+            store, bindings, ..
+        } = &mut self.instance;
+        bindings
+            .loopguard_policy_guard()
+            .gateway()
+            .call_start_group_thread(&mut *store, self.handle, thread, peer, text)
+            .map_err(Error::trap)
+    }
+
+    /// The finals of the round just run: the next round, or why the thread stops.
+    pub fn finish_group_round(
+        &mut self,
+        thread: &GroupThread,
+        replies: &[GroupReply],
+    ) -> Result<GroupStep> {
+        let Instance {
+            store, bindings, ..
+        } = &mut self.instance;
+        bindings
+            .loopguard_policy_guard()
+            .gateway()
+            .call_finish_group_round(&mut *store, self.handle, thread, replies)
+            .map_err(Error::trap)
+    }
+
+    /// The thread was cancelled.
+    pub fn cancel_group_thread(&mut self, thread: &GroupThread) -> Result<GroupStep> {
+        let Instance {
+            store, bindings, ..
+        } = &mut self.instance;
+        bindings
+            .loopguard_policy_guard()
+            .gateway()
+            .call_cancel_group_thread(&mut *store, self.handle, thread)
+            .map_err(Error::trap)
+    }
+
+    /// Counters of the bot-loop and group-thread state.
+    pub fn bot_stats(&mut self) -> Result<BotStats> {
+        let Instance {
+            store, bindings, ..
+        } = &mut self.instance;
+        bindings
+            .loopguard_policy_guard()
+            .gateway()
+            .call_bot_stats(&mut *store, self.handle)
             .map_err(Error::trap)
     }
 }
