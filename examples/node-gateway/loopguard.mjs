@@ -1,0 +1,358 @@
+// LoopGuard for Node.js gateways: the loopguard policy component (the same
+// `loopguard_policy.wasm` the Rust host and the wasmtime CLI run), transpiled by jco.
+//
+// Why a wrapper at all: jco's raw bindings speak WIT (kebab-case enums, tagged variants, bigint
+// for s64, `ComponentError` with a `payload`). A gateway wants its own hook names, plain objects
+// whose vocabulary matches the decision lines of `applyEvents`/`loopguard replay`
+// (`generic_repeat`, `all_passed`, ...), and errors it can log with a path. This file only
+// converts; every decision is made inside the component.
+//
+//   import { LoopGuard } from './loopguard.mjs';
+//   const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } }); // one per process
+//   const verdict = guard.beforeToolCall({ session: 's1', tool: 'read', args: { path: '/a' } });
+//   if (verdict.action === 'block') return verdict.message; // hand it to the model as the result
+//   ...
+//   guard[Symbol.dispose](); // or `using guard = ...` (TypeScript 5.2+, Node 22+ syntax)
+import {
+  guard as wit,
+  interfaceVersion as witInterfaceVersion,
+  replay as witReplay,
+  version as witVersion,
+} from './generated/loopguard_policy.js';
+
+/** The WIT interface this wrapper was written for; a policy with another 0.x minor is refused. */
+export const SUPPORTED_INTERFACE = '0.2';
+
+/**
+ * A policy error: bad config, malformed input or an unreadable snapshot. `path` says where
+ * (`tools.loopDetection.historySize`, `line 3: args`, `call.args-json`), `reason` what to fix.
+ */
+export class LoopGuardError extends Error {
+  /**
+   * @param {string} path
+   * @param {string} reason
+   * @param {ErrorOptions} [options]
+   */
+  constructor(path, reason, options) {
+    super(`${path}: ${reason}`, options);
+    this.name = 'LoopGuardError';
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
+/** The policy's own version (the guest crate version). */
+export const policyVersion = witVersion();
+/** The WIT interface version the loaded policy implements. */
+export const interfaceVersion = witInterfaceVersion();
+checkInterface(interfaceVersion);
+
+/**
+ * Replays a whole trace (JSON Lines) on a fresh gateway; returns the decisions as JSON Lines,
+ * byte for byte what `loopguard replay` prints.
+ * @param {string | object} config JSON/JSON5 text (passed through unchanged) or an object
+ * @param {string} trace
+ * @returns {string}
+ */
+export function replay(config, trace) {
+  return policyCall(() => witReplay(configText(config), requireString(trace, 'trace')));
+}
+
+/** All loop-guard state of one gateway process. Release it with `[Symbol.dispose]()` (or `using`). */
+export class LoopGuard {
+  /** @type {any} the jco `Gateway` resource; null once disposed */
+  #gateway;
+
+  /**
+   * @param {string | object} [config] OpenClaw-style config: JSON/JSON5 text, or an object
+   *   (serialized with JSON.stringify). `{}` means all defaults.
+   */
+  constructor(config = '{}') {
+    const text = configText(config);
+    this.#gateway = policyCall(() => wit.Gateway.create(text));
+  }
+
+  /**
+   * Before a tool runs: allow, warn or block. The call is recorded unless blocked or disabled.
+   * @param {ToolCallInput} call
+   */
+  beforeToolCall(call) {
+    const v = policyCall(() => this.#live().checkToolCall(toolCall(call)));
+    if (v.action === 'allow') return { action: 'allow', count: v.count, notify: v.notify };
+    return { action: v.action, detector: snake(v.detector), count: v.count, message: v.message, notify: v.notify };
+  }
+
+  /**
+   * After a tool ran: records its outcome, and may say to abort the run (post-compaction guard).
+   * @param {ToolCallInput} call the same call that was passed to beforeToolCall
+   * @param {{ result?: unknown, error?: unknown }} outcome
+   */
+  afterToolOutcome(call, outcome) {
+    if (outcome === null || typeof outcome !== 'object') {
+      throw new LoopGuardError('outcome', 'must be an object with `result` or `error`');
+    }
+    // OpenClaw's rule (spec/tool-loop.md §1.3): an error that is not undefined wins; an undefined
+    // result has no hash and is neither recorded nor observed. JSON cannot carry `undefined`,
+    // so that one case is answered here instead of in the component.
+    let witOutcome;
+    if (outcome.error !== undefined) {
+      witOutcome = { tag: 'threw', val: json(errorValue(outcome.error), 'outcome.error') };
+    } else if (outcome.result === undefined) {
+      this.#live();
+      return { action: 'ignored' };
+    } else {
+      witOutcome = { tag: 'returned', val: json(outcome.result, 'outcome.result') };
+    }
+    const v = policyCall(() => this.#live().recordToolOutcome(toolCall(call), witOutcome));
+    if (v.tag !== 'abort') return { action: v.tag };
+    const a = v.val;
+    return { action: 'abort', detector: snake(a.detector), count: a.count, tool: a.tool, message: a.message };
+  }
+
+  /**
+   * A context compaction succeeded and the run is being retried: arms the post-compaction guard.
+   * @param {string} session
+   * @param {string} [run]
+   * @param {string} [agent]
+   */
+  afterCompactionRetry(session, run, agent) {
+    const v = policyCall(() =>
+      this.#live().compactionRetried(
+        requireString(session, 'session'),
+        optionalString(run, 'run'),
+        optionalString(agent, 'agent'),
+      ),
+    );
+    return v.tag === 'armed' ? { action: 'armed', remaining: v.val } : { action: 'disabled' };
+  }
+
+  /** Forget a session (closed, or `/new` gave it a new id). @param {string} session */
+  endSession(session) {
+    policyCall(() => this.#live().endSession(requireString(session, 'session')));
+  }
+
+  /**
+   * A bot-authored inbound message the channel already admitted: allow or suppress.
+   * @param {BotMessageInput} msg
+   */
+  onBotMessage(msg) {
+    const v = policyCall(() => this.#live().checkBotMessage(botMessage(msg)));
+    if (v.tag === 'allow') return { action: 'allow' };
+    return { action: 'suppress', cooldownUntilMs: Number(v.val.cooldownUntilMs), budget: v.val.budget };
+  }
+
+  /**
+   * An inbound message to a conversation with a broadcast entry: round 1, a legacy pass or none.
+   * @param {GroupThreadInput} thread
+   * @param {string} peer the id in the `"<channel>:<peer>"` broadcast key
+   * @param {string} text the message text
+   */
+  startGroupThread(thread, peer, text) {
+    const v = policyCall(() =>
+      this.#live().startGroupThread(groupThread(thread), requireString(peer, 'peer'), requireString(text, 'text')),
+    );
+    if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
+    if (v.tag === 'legacy') return { action: 'legacy', participants: v.val };
+    return { action: 'none' };
+  }
+
+  /**
+   * The finals of the round just run: the next round or stop.
+   * @param {GroupThreadInput} thread
+   * @param {{ agent: string, reply?: string | null }[]} replies reply null/absent = passed or failed
+   */
+  finishGroupRound(thread, replies) {
+    if (!Array.isArray(replies)) throw new LoopGuardError('replies', 'must be an array of { agent, reply }');
+    const list = replies.map((r, i) => ({
+      agent: requireString(r?.agent, `replies[${i}].agent`),
+      reply: optionalString(r?.reply, `replies[${i}].reply`),
+    }));
+    return groupStep(policyCall(() => this.#live().finishGroupRound(groupThread(thread), list)));
+  }
+
+  /** The thread was cancelled: forget it. @param {GroupThreadInput} thread */
+  cancelGroupThread(thread) {
+    return groupStep(policyCall(() => this.#live().cancelGroupThread(groupThread(thread))));
+  }
+
+  /**
+   * Applies trace events (JSON Lines) and returns their decisions (JSON Lines): one boundary
+   * crossing for the whole batch.
+   * @param {string} jsonl
+   * @param {number} [firstLine] 1-based trace line number of the first line of `jsonl`
+   */
+  applyEvents(jsonl, firstLine = 1) {
+    if (!Number.isInteger(firstLine) || firstLine < 1 || firstLine > 0xffffffff) {
+      throw new LoopGuardError('firstLine', `must be an integer ≥ 1, not ${String(firstLine)}`);
+    }
+    return policyCall(() => this.#live().applyEvents(requireString(jsonl, 'jsonl'), firstLine));
+  }
+
+  /** The whole state as a versioned snapshot (bytes owned by the policy). @returns {Uint8Array} */
+  exportState() {
+    return policyCall(() => this.#live().exportState());
+  }
+
+  /**
+   * Replaces the state with a snapshot from `exportState` (this or an older policy). On error the
+   * current state is kept.
+   * @param {Uint8Array} bytes
+   */
+  importState(bytes) {
+    if (!(bytes instanceof Uint8Array)) throw new LoopGuardError('snapshot', 'must be a Uint8Array (or Buffer)');
+    policyCall(() => this.#live().importState(bytes));
+  }
+
+  /** Counters for metrics: tool-loop sessions plus the bot and group guards. */
+  stats() {
+    const g = policyCall(() => this.#live().stats());
+    const b = policyCall(() => this.#live().botStats());
+    return {
+      sessions: g.sessions,
+      evictedSessions: Number(g.evictedSessions),
+      pairs: b.pairs,
+      evictedPairs: Number(b.evictedPairs),
+      groupThreads: b.groupThreads,
+    };
+  }
+
+  /** True once `[Symbol.dispose]()` ran. */
+  get disposed() {
+    return this.#gateway === null;
+  }
+
+  /** Releases the gateway resource; later calls throw a LoopGuardError. Safe to call twice. */
+  [Symbol.dispose]() {
+    const gateway = this.#gateway;
+    this.#gateway = null;
+    gateway?.[Symbol.dispose]();
+  }
+
+  #live() {
+    if (this.#gateway === null) throw new LoopGuardError('gateway', 'this LoopGuard was disposed; create a new one');
+    return this.#gateway;
+  }
+}
+
+// ---- conversions (no policy logic below) ----
+
+/** Runs a component call; turns its `result` error payload into a LoopGuardError. */
+function policyCall(fn) {
+  try {
+    return fn();
+  } catch (e) {
+    const p = e?.payload;
+    if (p && typeof p.path === 'string' && typeof p.reason === 'string') {
+      throw new LoopGuardError(p.path, p.reason, { cause: e });
+    }
+    throw e;
+  }
+}
+
+function checkInterface(found) {
+  const [major, minor] = found.split('.');
+  if (`${major}.${minor}` !== SUPPORTED_INTERFACE) {
+    throw new LoopGuardError(
+      'interface-version',
+      `the policy implements loopguard:policy@${found}, this wrapper needs ${SUPPORTED_INTERFACE}.x; ` +
+        'rebuild the policy or update examples/node-gateway',
+    );
+  }
+}
+
+function configText(config) {
+  if (typeof config === 'string') return config;
+  if (config !== null && typeof config === 'object') return json(config, 'config');
+  throw new LoopGuardError('config', 'must be JSON/JSON5 text or an object');
+}
+
+function toolCall(call) {
+  if (call === null || typeof call !== 'object') throw new LoopGuardError('call', 'must be an object');
+  return {
+    session: requireString(call.session, 'call.session'),
+    tool: requireString(call.tool, 'call.tool'),
+    argsJson: call.argsJson !== undefined ? requireString(call.argsJson, 'call.argsJson') : json(call.args ?? null, 'call.args'),
+    run: optionalString(call.run, 'call.run'),
+    agent: optionalString(call.agent, 'call.agent'),
+    callId: optionalString(call.callId, 'call.callId'),
+  };
+}
+
+function botMessage(msg) {
+  if (msg === null || typeof msg !== 'object') throw new LoopGuardError('message', 'must be an object');
+  return {
+    channel: requireString(msg.channel, 'message.channel'),
+    account: requireString(msg.account, 'message.account'),
+    conversation: requireString(msg.conversation, 'message.conversation'),
+    room: optionalString(msg.room, 'message.room'),
+    sender: requireString(msg.sender, 'message.sender'),
+    receiver: requireString(msg.receiver, 'message.receiver'),
+    tsMs: int64(msg.tsMs, 'message.tsMs'),
+    eventId: optionalString(msg.eventId, 'message.eventId'),
+  };
+}
+
+function groupThread(t) {
+  if (t === null || typeof t !== 'object') throw new LoopGuardError('thread', 'must be an object');
+  return {
+    channel: requireString(t.channel, 'thread.channel'),
+    account: requireString(t.account, 'thread.account'),
+    conversation: requireString(t.conversation, 'thread.conversation'),
+    thread: optionalString(t.thread, 'thread.thread'),
+    root: requireString(t.root, 'thread.root'),
+  };
+}
+
+function groupStep(v) {
+  if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
+  return { action: 'stop', reason: snake(v.val) };
+}
+
+/** formatError's Error case (spec/tool-loop.md §1.3): the message, or the name if it is empty. */
+function errorValue(error) {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'bigint') return String(error);
+  return error;
+}
+
+function json(value, path) {
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    throw new LoopGuardError(path, `cannot be serialized as JSON (${e.message})`, { cause: e });
+  }
+  return text ?? 'null';
+}
+
+function requireString(value, path) {
+  if (typeof value !== 'string') throw new LoopGuardError(path, `must be a string, not ${typeName(value)}`);
+  return value;
+}
+
+function optionalString(value, path) {
+  return value === undefined || value === null ? undefined : requireString(value, path);
+}
+
+function int64(value, path) {
+  if (typeof value === 'bigint') return value;
+  if (Number.isSafeInteger(value)) return BigInt(value);
+  throw new LoopGuardError(path, `must be an integer (milliseconds), not ${typeName(value)} ${String(value)}`);
+}
+
+function typeName(value) {
+  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+}
+
+function snake(witName) {
+  return witName.replaceAll('-', '_');
+}
+
+/**
+ * @typedef {{ session: string, tool: string, args?: unknown, argsJson?: string, run?: string,
+ *   agent?: string, callId?: string }} ToolCallInput
+ * @typedef {{ channel: string, account: string, conversation: string, room?: string,
+ *   sender: string, receiver: string, tsMs: number | bigint, eventId?: string }} BotMessageInput
+ * @typedef {{ channel: string, account: string, conversation: string, thread?: string,
+ *   root: string }} GroupThreadInput
+ */
