@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds loopguard and replays one example trace, then says where the guard fired.
-# Usage: scripts/demo.sh [example-name]    (default: $EXAMPLE or quickstart)
+# Usage: scripts/demo.sh [example-name]    (default: $EXAMPLE or quickstart; PROFILE=release
+#        for an optimized build)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,12 +13,20 @@ CONFIG="$DIR/config.json5"
 TRACE="$DIR/trace.jsonl"
 [ -f "$TRACE" ] || { echo "demo: no trace at $TRACE; examples: $(ls examples/traces | tr '\n' ' ')" >&2; exit 2; }
 
-echo "demo: cargo build --release -p loopguard-host" >&2
-cargo build --release -q -p loopguard-host
+# The debug build is the one the tests already made (a release build of wasmtime takes many
+# minutes on a small machine); compiled policies are cached, so replay is fast either way.
+PROFILE="${PROFILE:-debug}"
+if [ "$PROFILE" = release ]; then
+    echo "demo: cargo build --release -p loopguard-host" >&2
+    cargo build --release -q -p loopguard-host
+else
+    echo "demo: cargo build -p loopguard-host" >&2
+    cargo build -q -p loopguard-host
+fi
 OUT="$(mktemp)"
 trap 'rm -f "$OUT"' EXIT
 echo "demo: loopguard replay --config $CONFIG $TRACE" >&2
-target/release/loopguard replay --config "$CONFIG" "$TRACE" > "$OUT"
+"target/$PROFILE/loopguard" replay --config "$CONFIG" "$TRACE" > "$OUT"
 
 total=$(wc -l < "$OUT")
 echo
@@ -31,12 +40,17 @@ else
     echo "Where the guard fired (trace line: kind, action, detector/reason, count):"
     printf '%s\n' "$fired" | python3 -c '
 import json, sys
-for raw in sys.stdin:
+rows = sys.stdin.read().splitlines()
+for raw in rows[:25]:
     d = json.loads(raw)
     why = d.get("detector") or d.get("budget") or d.get("reason") or ""
     count = " x%s" % d["count"] if "count" in d else ""
+    if "cooldown_until_ms" in d:
+        count = " until %s ms" % d["cooldown_until_ms"]
     msg = d.get("message", "")
     msg = ": " + msg[:100] + ("..." if len(msg) > 100 else "") if msg else ""
-    print("  line %5s  %-12s %-8s %s%s%s" % (d["line"], d["kind"], d["action"], why, count, msg))
+    print("  line %5s  %-13s %-8s %s%s%s" % (d["line"], d["kind"], d["action"], why, count, msg))
+if len(rows) > 25:
+    print("  ... and %d more" % (len(rows) - 25))
 '
 fi
