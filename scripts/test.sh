@@ -12,3 +12,23 @@ export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 
 echo "test: cargo test --workspace $*" >&2
 cargo test --workspace "$@"
+
+# Non-Rust gateways (examples/node-gateway, examples/python-gateway) load the .wasm that
+# cargo just built (host/build.rs -> target/policy/…/loopguard_policy.wasm); then the parity
+# test holds the Rust host, the wasmtime CLI, Node and Python to byte-identical decisions.
+NODE_GW="$ROOT/examples/node-gateway"
+if [ -f "$NODE_GW/node_modules/.package-lock.json" ] &&
+    ! [ "$NODE_GW/package-lock.json" -nt "$NODE_GW/node_modules/.package-lock.json" ]; then
+    echo "test: examples/node-gateway/node_modules is up to date" >&2
+else
+    echo "test: npm ci (examples/node-gateway)" >&2
+    (cd "$NODE_GW" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "test: jco transpile (skipped when generated/ matches the .wasm)" >&2
+(cd "$NODE_GW" && node transpile.mjs)
+echo "test: node --test (examples/node-gateway)" >&2
+(cd "$NODE_GW" && node --test --test-reporter=spec test/)
+echo "test: pytest examples/python-gateway" >&2
+"$ROOT/.venv/bin/python" -m pytest -q "$ROOT/examples/python-gateway/tests"
+echo "test: parity (Rust host, wasmtime CLI, Node, Python on every example trace)" >&2
+"$ROOT/.venv/bin/python" -m pytest -q -rA "$ROOT/tests/parity"
