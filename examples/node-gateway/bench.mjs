@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// What one tool-call decision costs a Node gateway: beforeToolCall + afterToolOutcome through the
+// jco-transpiled component, on the mix of the Rust benchmark (host/benches/decision.rs): 1 000
+// sessions with 30-entry histories already filled, ~300-byte arguments, results of a few hundred
+// bytes, sessions round-robin. Also the batched path: applyEvents with 1 000 events per call.
+//
+// Usage: node bench.mjs [--quick]
+import { LoopGuard } from './loopguard.mjs';
+
+const quick = process.argv.includes('--quick');
+const CONFIG = '{"tools":{"loopDetection":{"enabled":true}}}';
+const SESSIONS = 1000;
+const HISTORY = 30;
+const TOOLS = ['read', 'exec', 'grep', 'edit', 'web_fetch', 'process'];
+
+function event(session, step) {
+  const args = {
+    path: `/home/dev/projects/service-${session}/src/module_${step}/handler.rs`,
+    command: `cargo test -p service-${session} --lib module_${step}::tests -- --nocapture`,
+    cwd: `/home/dev/projects/service-${session}`,
+    timeout_ms: 120000,
+    env: { RUST_LOG: 'debug', CI: 'false' },
+    step,
+  };
+  const text =
+    `running 12 tests\ntest module_${step}::tests::parses ... ok\ntest module_${step}::tests::rejects_empty ... ok\n` +
+    `test module_${step}::tests::round_trips ... FAILED\n\nfailures:\n---- module_${step}::tests::round_trips stdout ----\n` +
+    `assertion failed: left == right (session ${session})\n\ntest result: FAILED. 11 passed; 1 failed`;
+  const result = { content: [{ type: 'text', text }], exitCode: 101, durationMs: 1000 + step * 7 };
+  const call = { session: `agent:main:session-${session}`, tool: TOOLS[step % TOOLS.length], args, run: 'run-1' };
+  return { call, callJson: { ...call, args: undefined, argsJson: JSON.stringify(args) }, result };
+}
+
+const events = [];
+for (let step = 0; step < HISTORY; step++) for (let s = 0; s < SESSIONS; s++) events.push(event(s, step));
+const argBytes = events.reduce((n, e) => n + e.callJson.argsJson.length, 0) / events.length;
+
+function timeIt(label, unit, n, fn) {
+  const t0 = process.hrtime.bigint();
+  fn();
+  const us = Number(process.hrtime.bigint() - t0) / 1e3 / n;
+  console.log(`${label.padEnd(58)} ${us.toFixed(2).padStart(7)} µs per ${unit}`);
+  return us;
+}
+
+const guard = new LoopGuard(CONFIG);
+for (const e of events) {
+  guard.beforeToolCall(e.call);
+  guard.afterToolOutcome(e.call, { result: e.result });
+}
+console.log(`${SESSIONS} sessions x ${HISTORY}-entry histories filled; args ~${Math.round(argBytes)} bytes; Node ${process.version}`);
+
+const rounds = quick ? 1 : 3;
+const single = (key) => () => {
+  for (let r = 0; r < rounds; r++) {
+    for (const e of events) {
+      guard.beforeToolCall(e[key]);
+      guard.afterToolOutcome(e[key], { result: e.result });
+    }
+  }
+};
+// warm-up pass so V8 has tiered up the wasm and the wrappers
+single('call')();
+const n = events.length * rounds;
+timeIt('single call, args objects (JSON.stringify in the wrapper)', 'decision', n, single('call'));
+timeIt('single call, args already JSON text (argsJson)', 'decision', n, single('callJson'));
+
+// Batched: the same events as trace lines, 1 000 events per applyEvents call.
+const BATCH = 1000;
+const lines = [];
+for (const e of events) {
+  const base = { session: e.call.session, run: 'run-1', tool: e.call.tool, args: e.call.args };
+  lines.push(JSON.stringify({ kind: 'tool_call', ...base }));
+  lines.push(JSON.stringify({ kind: 'tool_result', ...base, result: e.result }));
+}
+const batches = [];
+for (let i = 0; i < lines.length; i += BATCH) batches.push(lines.slice(i, i + BATCH).join('\n'));
+const batched = () => {
+  for (let r = 0; r < rounds; r++) for (const b of batches) guard.applyEvents(b, 1);
+};
+batched();
+const perEvent = timeIt(`applyEvents, ${BATCH} events per batch`, 'event', lines.length * rounds, batched);
+console.log(`${''.padEnd(58)} ${(perEvent * 2).toFixed(2).padStart(7)} µs per decision (call + result events)`);
+guard[Symbol.dispose]();
