@@ -90,14 +90,9 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
+/// The one-line `Display` already includes every cause, so no `source()` is reported (a chain
+/// printer would repeat it).
+impl std::error::Error for Error {}
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,7 +2,7 @@
 //!
 //! Exit codes: 0 success, 2 any error (one line `loopguard: <message>` on stderr).
 
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,17 +43,54 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    match parse(std::env::args().skip(1)).and_then(run) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            let message = format!("{err:#}");
-            eprintln!(
-                "loopguard: {}",
-                message.lines().collect::<Vec<_>>().join(" ")
-            );
+    // A bug must still end in one `loopguard:` line and exit code 2, never a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "loopguard: internal error{at}: {}; please report it",
+            one_line(&what)
+        );
+    }));
+    let result = std::panic::catch_unwind(|| parse(std::env::args().skip(1)).and_then(run));
+    match result {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        // The reader went away (`loopguard replay … | head`): that is how pipes end, not an error.
+        Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Ok(Err(err)) => {
+            eprintln!("loopguard: {}", one_line(&format!("{err:#}")));
             ExitCode::from(2)
         }
+        Err(_) => ExitCode::from(2),
     }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| match e.downcast_ref::<loopguard_host::Error>() {
+            Some(loopguard_host::Error::Io { source, .. }) => {
+                source.kind() == std::io::ErrorKind::BrokenPipe
+            }
+            _ => e
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe),
+        })
+}
+
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Command> {
@@ -150,12 +187,19 @@ fn cache_dir() -> Option<PathBuf> {
 
 fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
-        Command::Help => print!("{USAGE}"),
+        Command::Help => std::io::stdout()
+            .write_all(USAGE.as_bytes())
+            .context("writing to stdout")?,
         Command::Version { policy } => {
             let mut instance = load(policy)?.instantiate()?;
-            println!("loopguard: {HOST_VERSION}");
-            println!("policy: {}", instance.version()?);
-            println!("interface: {}", instance.interface_version()?);
+            let text = format!(
+                "loopguard: {HOST_VERSION}\npolicy: {}\ninterface: {}\n",
+                instance.version()?,
+                instance.interface_version()?
+            );
+            std::io::stdout()
+                .write_all(text.as_bytes())
+                .context("writing to stdout")?;
         }
         Command::Replay {
             config,

@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use loopguard_tests::{diff_decisions, policy_wasm, scenarios, Run, Scenario, TempDir};
+use loopguard_tests::{
+    diff_decisions, policy_wasm, scenarios, workspace_root, Run, Scenario, TempDir,
+};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_loopguard"))
@@ -295,4 +297,34 @@ fn usage_errors_exit_2() {
     for (args, needle) in cases {
         fails_with(loopguard(*args, None), &[needle]);
     }
+}
+
+#[test]
+fn a_trace_larger_than_one_chunk_keeps_its_line_numbers() {
+    // ~6 MiB: more than one 4 MiB chunk, with a repeating loop so decisions differ by position.
+    let mut trace = String::new();
+    for i in 0..60_000 {
+        let path = i % 7;
+        trace.push_str(&format!(
+            "{{\"kind\":\"tool_call\",\"session\":\"s{}\",\"tool\":\"read\",\"args\":{{\"path\":\"/{path}\",\"pad\":\"{}\"}}}}\n",
+            i % 3,
+            "p".repeat(60)
+        ));
+    }
+    assert!(trace.len() > loopguard_host::replay::DEFAULT_CHUNK_BYTES);
+    let dir = TempDir::new("chunks");
+    let run = replay(&dir, ON, trace.as_bytes()).success();
+    let _ = loopguard_host::use_compile_cache(&workspace_root().join("target/wasmtime-cache"));
+    let policy = loopguard_host::Policy::from_file(policy_wasm()).expect("loads");
+    let whole = policy
+        .gateway(ON)
+        .expect("config")
+        .apply_events(&trace, 1)
+        .expect("replays");
+    let same = run.stdout() == whole;
+    let run = run.check(
+        same,
+        "chunked CLI output differs from one apply-events call",
+    );
+    run.check(whole.lines().count() == 60_000, "one decision per line");
 }
