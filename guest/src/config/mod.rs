@@ -76,24 +76,30 @@ impl Config {
 }
 
 /// Refuses documents nested deeper than [`MAX_CONFIG_DEPTH`] before the JSON5 parser (which
-/// recurses) sees them. Brackets inside strings are skipped.
+/// recurses) sees them. Brackets inside strings and `//` / `/* */` comments are skipped, so a
+/// comment such as `// it's` cannot hide the nesting that follows it.
 fn check_depth(text: &str) -> Result<(), ConfigError> {
-    let (mut depth, mut in_str, mut quote, mut escaped) = (0usize, false, b'"', false);
-    for &b in text.as_bytes() {
-        if in_str {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == quote {
-                in_str = false;
+    let b = text.as_bytes();
+    let (mut i, mut depth) = (0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' | b'\'' => {
-                in_str = true;
-                quote = b;
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
             }
             b'{' | b'[' => {
                 depth += 1;
@@ -107,6 +113,7 @@ fn check_depth(text: &str) -> Result<(), ConfigError> {
             b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     Ok(())
 }
@@ -216,5 +223,20 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let e = Config::parse(&format!("{{\"x\":{deep}}}")).unwrap_err();
         assert!(e.reason.contains("nested deeper"), "{e}");
+    }
+
+    /// Regression (fuzz/regressions/config_parser): comments hid nesting from the depth check and
+    /// the JSON5 parser exhausted the guest's stack.
+    #[test]
+    fn comments_cannot_hide_deep_nesting() {
+        for doc in [
+            format!("// it's\n{}", "[".repeat(20_000)),
+            "[/*]*/".repeat(20_000),
+            format!("/* ' */ {}", "{\"a\":".repeat(20_000)),
+        ] {
+            let e = Config::parse(&doc).unwrap_err();
+            assert!(e.reason.contains("nested deeper"), "{e}");
+        }
+        assert!(Config::parse("// it's fine\n{tools: {/* ok */ loopDetection: {enabled: true}}}").is_ok());
     }
 }
