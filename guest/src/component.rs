@@ -50,7 +50,7 @@ impl GuardGuest for Component {
 /// The `gateway` resource: the core gateway behind a `RefCell` (WIT methods take `&self`).
 struct GatewayResource(RefCell<Core>);
 
-fn parse_json(text: &str, path: &str) -> Result<Json, PolicyError> {
+fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
     if text.len() > crate::trace::MAX_EVENT_BYTES {
         return Err(PolicyError {
             path: path.into(),
@@ -60,7 +60,7 @@ fn parse_json(text: &str, path: &str) -> Result<Json, PolicyError> {
     json::parse(text).map_err(|e| PolicyError { path: path.into(), reason: format!("not valid JSON: {e}") })
 }
 
-fn core_call<'a>(c: &'a ToolCall, args: &'a Json) -> tl::ToolCall<'a> {
+fn core_call<'a>(c: &'a ToolCall, args: &'a Json<'a>) -> tl::ToolCall<'a> {
     tl::ToolCall {
         session: &c.session,
         tool: &c.tool,

@@ -9,6 +9,7 @@
 //! serializer needs, so sorting happens once at parse time. Nesting is limited to [`MAX_DEPTH`]
 //! so that hostile input gets an error instead of exhausting the guest's stack.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -17,7 +18,7 @@ pub const MAX_DEPTH: usize = 128;
 
 /// A JSON value, plus `Undefined` for the synthetic objects outcome hashing builds.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Json {
+pub enum Json<'a> {
     /// JS `undefined`: never produced by the parser; serialized as the bare word `undefined`.
     Undefined,
     /// `null`.
@@ -27,27 +28,40 @@ pub enum Json {
     /// Any number, as a double.
     Num(f64),
     /// A string (lone surrogates removed).
-    Str(String),
+    Str(Cow<'a, str>),
     /// An array.
-    Arr(Vec<Json>),
+    Arr(Vec<Json<'a>>),
     /// An object, keys unique and sorted by UTF-16 code units.
-    Obj(Vec<(String, Json)>),
+    Obj(Vec<(Cow<'a, str>, Json<'a>)>),
 }
 
 /// Orders two strings by UTF-16 code units, as JavaScript's default sort does.
+///
+/// UTF-8 byte order is code point order; it differs from UTF-16 order only between a character
+/// in U+E000..=U+FFFF (lead byte 0xEE or 0xEF) and a supplementary one (lead byte 0xF0..=0xF4),
+/// so only the first differing byte needs a look.
 pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
-    // UTF-8 byte order equals code point order; it differs from UTF-16 order only between
-    // supplementary characters and U+E000..=U+FFFF, whose UTF-8 lead bytes are >= 0xEE.
-    if !a.bytes().chain(b.bytes()).any(|x| x >= 0xEE) {
-        return a.cmp(b);
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        None => x.len().cmp(&y.len()),
+        Some(i) => {
+            let (p, q) = (x[i], y[i]);
+            let bmp_high = |c: u8| (0xEE..=0xEF).contains(&c);
+            let astral = |c: u8| c >= 0xF0;
+            if (bmp_high(p) && astral(q)) || (astral(p) && bmp_high(q)) {
+                q.cmp(&p)
+            } else {
+                p.cmp(&q)
+            }
+        }
     }
-    a.encode_utf16().cmp(b.encode_utf16())
 }
 
-impl Json {
+impl<'a> Json<'a> {
     /// The value of `key` if `self` is an object that has it.
-    pub fn get(&self, key: &str) -> Option<&Json> {
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         match self {
+            Json::Obj(members) if members.len() <= 8 => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             Json::Obj(members) => members
                 .binary_search_by(|(k, _)| cmp_utf16(k, key))
                 .ok()
@@ -70,19 +84,19 @@ impl Json {
     }
 
     /// Builds an object from members in any order (sorted here; later duplicates win).
-    pub fn object(mut members: Vec<(String, Json)>) -> Json {
+    pub fn object(mut members: Vec<(Cow<'a, str>, Json<'a>)>) -> Json<'a> {
         sort_members(&mut members);
         Json::Obj(members)
     }
 }
 
-fn sort_members(members: &mut Vec<(String, Json)>) {
-    if members.len() < 2 {
-        return;
+fn sort_members(members: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
+    if members.windows(2).all(|w| cmp_utf16(&w[0].0, &w[1].0) == Ordering::Less) {
+        return; // already sorted and unique (also every object of < 2 members)
     }
     // Stable sort keeps duplicates in document order; keep the last of each run.
     members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-    let mut out: Vec<(String, Json)> = Vec::with_capacity(members.len());
+    let mut out: Vec<(Cow<'_, str>, Json<'_>)> = Vec::with_capacity(members.len());
     for m in members.drain(..) {
         match out.last_mut() {
             Some(last) if last.0 == m.0 => *last = m,
@@ -90,6 +104,36 @@ fn sort_members(members: &mut Vec<(String, Json)>) {
         }
     }
     *members = out;
+}
+
+/// The index of the first byte in `s` that is `"`, `\\` or a C0 control, or `s.len()`.
+///
+/// Strings are most of a tool call's bytes, and both parsing and canonical writing scan them
+/// for these bytes, so this looks at eight bytes per step (SWAR bit tricks on a `u64`).
+pub fn find_special(s: &[u8]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let quote = x ^ (LO * u64::from(b'"'));
+        let slash = x ^ (LO * u64::from(b'\\'));
+        // A byte is zero (or < 0x20) exactly when the subtraction borrows into its high bit and
+        // the byte itself did not have its high bit set.
+        let hit = (quote.wrapping_sub(LO) & !quote)
+            | (slash.wrapping_sub(LO) & !slash)
+            | (x.wrapping_sub(LO * 0x20) & !x);
+        if hit & HI != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < s.len() && !(s[i] == b'"' || s[i] == b'\\' || s[i] < 0x20) {
+        i += 1;
+    }
+    i
 }
 
 /// Why a text is not JSON, and where (byte offset from the start of the text).
@@ -108,7 +152,7 @@ impl fmt::Display for JsonError {
 }
 
 /// Parses one JSON text (surrounding whitespace allowed).
-pub fn parse(text: &str) -> Result<Json, JsonError> {
+pub fn parse(text: &str) -> Result<Json<'_>, JsonError> {
     let mut p = Parser { s: text.as_bytes(), i: 0, src: text };
     p.ws();
     let v = p.value(0)?;
@@ -125,7 +169,7 @@ struct Parser<'a> {
     src: &'a str,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn err(&self, reason: &'static str) -> JsonError {
         JsonError { offset: self.i, reason }
     }
@@ -136,7 +180,7 @@ impl Parser<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Json, JsonError> {
+    fn value(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         match self.s.get(self.i) {
             None => Err(self.err("unexpected end of JSON")),
             Some(b'{') => self.object(depth + 1),
@@ -150,7 +194,7 @@ impl Parser<'_> {
         }
     }
 
-    fn word(&mut self, w: &str, v: Json) -> Result<Json, JsonError> {
+    fn word(&mut self, w: &str, v: Json<'a>) -> Result<Json<'a>, JsonError> {
         if self.s[self.i..].starts_with(w.as_bytes()) {
             self.i += w.len();
             Ok(v)
@@ -167,7 +211,7 @@ impl Parser<'_> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Json, JsonError> {
+    fn array(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         self.enter(depth)?;
         self.i += 1;
         let mut items = Vec::new();
@@ -191,7 +235,7 @@ impl Parser<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Json, JsonError> {
+    fn object(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         self.enter(depth)?;
         self.i += 1;
         let mut members = Vec::new();
@@ -227,7 +271,7 @@ impl Parser<'_> {
         }
     }
 
-    fn number(&mut self) -> Result<Json, JsonError> {
+    fn number(&mut self) -> Result<Json<'a>, JsonError> {
         let start = self.i;
         if self.s.get(self.i) == Some(&b'-') {
             self.i += 1;
@@ -282,24 +326,27 @@ impl Parser<'_> {
         Ok(n)
     }
 
-    fn string(&mut self) -> Result<String, JsonError> {
+    fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
         self.i += 1; // opening quote
+        let start = self.i;
+        self.i += find_special(&self.s[self.i..]);
+        if self.s.get(self.i) == Some(&b'"') {
+            // No escapes: borrow. We stopped on an ASCII byte, so this is a char boundary.
+            self.i += 1;
+            return Ok(Cow::Borrowed(&self.src[start..self.i - 1]));
+        }
+        self.i = start;
         let mut out = String::new();
         loop {
             let run_start = self.i;
-            while let Some(&b) = self.s.get(self.i) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.i += 1;
-            }
+            self.i += find_special(&self.s[self.i..]);
             // The input is a &str, and we stopped on an ASCII byte, so this is a char boundary.
             out.push_str(&self.src[run_start..self.i]);
             match self.s.get(self.i) {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
                     self.i += 1;
-                    return Ok(out);
+                    return Ok(Cow::Owned(out));
                 }
                 Some(b'\\') => {
                     self.i += 1;
@@ -379,6 +426,22 @@ mod tests {
         assert_eq!(parse(r#""a\udc00b""#).unwrap(), Json::Str("ab".into()));
         assert_eq!(parse(r#""\ud83d\ude00""#).unwrap(), Json::Str("\u{1F600}".into()));
         assert_eq!(parse(r#""\ud800\u0041""#).unwrap(), Json::Str("A".into()));
+    }
+
+    #[test]
+    fn find_special_finds_the_first_quote_backslash_or_control() {
+        for (text, want) in [
+            ("", 0),
+            ("abc", 3),
+            ("abcdefghijklmnop\"", 16),
+            ("abcdefgh\\ijk", 8),
+            ("abcdefghijklm\u{1f}", 13),
+            ("é日本語\u{7f}\u{80}\u{ff}abcdefgh\"", "é日本語\u{7f}\u{80}\u{ff}abcdefgh".len()),
+            ("\"", 0),
+            (" !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~\t", " !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~".len()),
+        ] {
+            assert_eq!(find_special(text.as_bytes()), want, "{text:?}");
+        }
     }
 
     #[test]

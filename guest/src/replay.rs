@@ -24,7 +24,7 @@ pub fn replay(config: &str, trace: &str) -> Result<String, PolicyError> {
 impl Gateway {
     /// Applies JSON Lines events; `first_line` numbers the first line. Returns the decisions.
     pub fn apply_events(&mut self, text: &str, first_line: u32) -> Result<String, PolicyError> {
-        let mut parsed: Vec<(u32, Json)> = Vec::new();
+        let mut parsed: Vec<(u32, Json<'_>)> = Vec::new();
         for (i, line) in text.split('\n').enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             if js_trim(line).is_empty() {

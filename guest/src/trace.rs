@@ -104,7 +104,7 @@ pub struct GroupMessage<'a> {
 }
 
 /// Parses one line into JSON, with errors naming the line.
-pub fn parse_line(line: &str, n: u32) -> Result<Json, PolicyError> {
+pub fn parse_line(line: &str, n: u32) -> Result<Json<'_>, PolicyError> {
     if line.len() > MAX_EVENT_BYTES {
         return Err(PolicyError::new(
             format!("line {n}"),
@@ -119,7 +119,7 @@ pub fn parse_line(line: &str, n: u32) -> Result<Json, PolicyError> {
 }
 
 /// Reads the event held by a parsed line.
-pub fn event(v: &Json, n: u32) -> Result<Event<'_>, PolicyError> {
+pub fn event<'a>(v: &'a Json<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
     let f = Fields { v, n };
     let kind = f.req_str("kind")?;
     Ok(match kind {
@@ -179,7 +179,7 @@ pub fn event(v: &Json, n: u32) -> Result<Event<'_>, PolicyError> {
 }
 
 struct Fields<'a> {
-    v: &'a Json,
+    v: &'a Json<'a>,
     n: u32,
 }
 
@@ -188,7 +188,7 @@ impl<'a> Fields<'a> {
         PolicyError::new(format!("line {}: {field}", self.n), reason)
     }
 
-    fn req_any(&self, field: &str) -> Result<&'a Json, PolicyError> {
+    fn req_any(&self, field: &str) -> Result<&'a Json<'a>, PolicyError> {
         self.v.get(field).ok_or_else(|| self.err(field, "missing required field"))
     }
 
@@ -207,7 +207,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn int(&self, field: &str, v: &Json) -> Result<i64, PolicyError> {
+    fn int(&self, field: &str, v: &Json<'_>) -> Result<i64, PolicyError> {
         match v {
             Json::Num(x) if x.fract() == 0.0 && *x >= 0.0 && *x <= MAX_SAFE_INT => Ok(*x as i64),
             Json::Num(x) if x.fract() == 0.0 && *x < 0.0 => {
@@ -245,12 +245,12 @@ impl<'a> Fields<'a> {
             .map(|(i, item)| {
                 let field = format!("replies[{i}]");
                 let agent = match item.get("agent") {
-                    Some(Json::Str(a)) => a.clone(),
+                    Some(Json::Str(a)) => a.to_string(),
                     _ => return Err(self.err(&format!("{field}.agent"), "must be an agent id string")),
                 };
                 let reply = match item.get("reply") {
                     Some(Json::Null) => None,
-                    Some(Json::Str(r)) => Some(r.clone()),
+                    Some(Json::Str(r)) => Some(r.to_string()),
                     _ => return Err(self.err(&format!("{field}.reply"), "must be a string, or null for NO_REPLY / failed")),
                 };
                 Ok(Reply { agent, reply })
@@ -259,7 +259,7 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn describe(v: &Json) -> String {
+fn describe(v: &Json<'_>) -> String {
     match v {
         Json::Undefined => "undefined".into(),
         Json::Null => "null".into(),

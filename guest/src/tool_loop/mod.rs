@@ -46,7 +46,7 @@ pub struct ToolCall<'a> {
     /// The tool name.
     pub tool: &'a str,
     /// The call's arguments.
-    pub args: &'a Json,
+    pub args: &'a Json<'a>,
     /// The run id, exactly as passed.
     pub run: Option<&'a str>,
     /// The agent id.
@@ -120,7 +120,7 @@ pub struct Session {
 }
 
 /// `argsHash` of a call, with `update_plan` params reduced to their shape.
-fn call_digest(tool: &str, params: &Json) -> Digest {
+fn call_digest(tool: &str, params: &Json<'_>) -> Digest {
     if tool == "update_plan" {
         args_digest(tool, &outcome::plan_shape(params))
     } else {

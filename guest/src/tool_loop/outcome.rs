@@ -4,16 +4,18 @@
 //! equality is too strict: exec results carry durations and pids, message sends carry fresh
 //! message ids. So each tool family hashes only the part of its outcome that shows progress.
 
-use crate::digest::{js_trim, tag, value_digest, Digest};
+use std::borrow::Cow;
+
+use crate::digest::{js_trim, tag, write_canonical, write_string, Digest, Hasher, Sink};
 use crate::json::Json;
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy)]
 pub enum Outcome<'a> {
     /// The tool returned a result.
-    Result(&'a Json),
+    Result(&'a Json<'a>),
     /// The tool threw an error.
-    Error(&'a Json),
+    Error(&'a Json<'a>),
 }
 
 /// The hashed outcome: `None` means nothing is recorded (a loop veto).
@@ -61,138 +63,184 @@ const VOLATILE_KEYS: &[&str] = &[
 ];
 
 /// Hashes an outcome; `send_tools` are the operator's extra message-send tools.
-pub fn hash_outcome(tool: &str, params: &Json, outcome: Outcome<'_>, send_tools: &[String]) -> Option<HashedOutcome> {
+///
+/// The shapes of §1.3 are streamed into the hasher in canonical form (keys in sorted order), so
+/// no intermediate value is built for the common tools.
+pub fn hash_outcome(tool: &str, params: &Json<'_>, outcome: Outcome<'_>, send_tools: &[String]) -> Option<HashedOutcome> {
     let result = match outcome {
         Outcome::Error(err) => {
             let text = format_error(err);
             let unknown_tool = extract_unknown_tool_name(&text);
-            let digest = value_digest(tag::ERROR, &Json::Str(text));
-            return Some(HashedOutcome { digest, unknown_tool });
+            let mut h = Hasher::new(tag::ERROR);
+            write_string(&text, &mut h);
+            return Some(HashedOutcome { digest: h.finish(), unknown_tool });
         }
         Outcome::Result(r) => r,
     };
-    let hashed = |v: &Json| Some(HashedOutcome { digest: value_digest(tag::RESULT, v), unknown_tool: None });
+    let done = |h: Hasher| Some(HashedOutcome { digest: h.finish(), unknown_tool: None });
+    let mut h = Hasher::new(tag::RESULT);
     if !result.is_object() {
-        return hashed(result);
+        write_canonical(result, &mut h);
+        return done(h);
     }
     let empty = Json::Obj(Vec::new());
     let details = result.get("details").filter(|d| d.is_object()).unwrap_or(&empty);
-    let text = content_text(result);
     let status = details.get("status").and_then(Json::as_str);
     if status == Some("blocked") && details.get("deniedReason").and_then(Json::as_str) == Some("tool-loop") {
         return None; // the loop veto is sticky: the next identical call is blocked again
     }
-    if tool == "exec" {
-        if let Some(v) = exec_shape(details, status, &text) {
-            return hashed(&v);
-        }
+    if tool == "exec" && write_exec_shape(&mut h, details, status, result) {
+        return done(h);
     }
-    if tool == "process" {
-        if let Some(v) = process_shape(params, details, &text) {
-            return hashed(&v);
-        }
+    if tool == "process" && write_process_shape(&mut h, params, details, result) {
+        return done(h);
     }
     if is_send(tool, params, send_tools) {
-        return hashed(&strip_volatile(details));
+        write_canonical(&strip_volatile(details), &mut h); // text is dropped entirely
+        return done(h);
     }
-    let v = if tool == "update_plan" {
-        obj(vec![("details", plan_shape(details)), ("text", Json::Str(String::new()))])
+    let mut o = ObjWriter::new(&mut h);
+    if tool == "update_plan" {
+        o.key("details");
+        write_canonical(&plan_shape(details), o.h);
+        o.key("text");
+        write_string("", o.h);
     } else {
-        obj(vec![("details", details.clone()), ("text", Json::Str(text))])
-    };
-    hashed(&v)
+        o.key("details");
+        write_canonical(details, o.h);
+        o.key("text");
+        write_string(&content_text(result), o.h);
+    }
+    o.end();
+    done(h)
 }
 
-fn obj(members: Vec<(&str, Json)>) -> Json {
-    Json::object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+/// Writes a canonical object member by member; callers give keys in sorted order.
+struct ObjWriter<'h> {
+    h: &'h mut Hasher,
+    first: bool,
+}
+
+impl<'h> ObjWriter<'h> {
+    fn new(h: &'h mut Hasher) -> Self {
+        Self { h, first: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        self.h.put(if self.first { "{" } else { "," });
+        self.first = false;
+        write_string(k, self.h);
+        self.h.put(":");
+    }
+
+    fn string_or(&mut self, k: &str, v: Option<&Json<'_>>, fallback: Option<&str>) {
+        self.key(k);
+        match (v.and_then(Json::as_str), fallback) {
+            (Some(s), _) | (None, Some(s)) => write_string(s, self.h),
+            (None, None) => self.h.put("null"),
+        }
+    }
+
+    /// `v ?? null`.
+    fn or_null(&mut self, k: &str, v: Option<&Json<'_>>) {
+        self.key(k);
+        match v {
+            Some(v) => write_canonical(v, self.h),
+            None => self.h.put("null"),
+        }
+    }
+
+    fn end(self) {
+        self.h.put(if self.first { "{}" } else { "}" });
+    }
 }
 
 /// Texts of `content[]` entries with a string `type` and string `text`, joined and trimmed.
-fn content_text(result: &Json) -> String {
+fn content_text(result: &Json<'_>) -> String {
     let Some(Json::Arr(items)) = result.get("content") else { return String::new() };
-    let texts: Vec<&str> = items
-        .iter()
-        .filter(|e| e.get("type").and_then(Json::as_str).is_some())
-        .filter_map(|e| e.get("text").and_then(Json::as_str))
-        .collect();
-    js_trim(&texts.join("\n")).to_string()
-}
-
-fn string_or(v: Option<&Json>, fallback: Json) -> Json {
-    match v {
-        Some(Json::Str(s)) => Json::Str(s.clone()),
-        _ => fallback,
-    }
-}
-
-/// `a ?? null`: a missing value and `null` both give `null`.
-fn or_null(v: Option<&Json>) -> Json {
-    v.cloned().unwrap_or(Json::Null)
-}
-
-/// `hashExecToolOutcome`: `None` falls through to the generic hash.
-fn exec_shape(details: &Json, status: Option<&str>, text: &str) -> Option<Json> {
-    let st = Json::Str(status?.to_string());
-    Some(match status? {
-        "running" => obj(vec![("status", st), ("tail", string_or(details.get("tail"), Json::Str(String::new())))]),
-        "completed" | "failed" => {
-            let exit = match details.get("exitCode") {
-                Some(n @ Json::Num(_)) => n.clone(),
-                _ => Json::Null,
-            };
-            let output = match details.get("aggregated").and_then(Json::as_str).map(js_trim) {
-                Some(a) if !a.is_empty() => a.to_string(),
-                _ => text.to_string(),
-            };
-            obj(vec![
-                ("status", st),
-                ("exitCode", exit),
-                ("timedOut", Json::Bool(details.get("timedOut") == Some(&Json::Bool(true)))),
-                ("output", Json::Str(output)),
-            ])
+    let mut text = String::new();
+    let typed = items.iter().filter(|e| e.get("type").and_then(Json::as_str).is_some());
+    for (i, t) in typed.filter_map(|e| e.get("text").and_then(Json::as_str)).enumerate() {
+        if i > 0 {
+            text.push('\n');
         }
-        "approval-pending" | "approval-unavailable" => obj(vec![
-            ("status", st),
-            ("reason", string_or(details.get("reason"), Json::Null)),
-            ("host", string_or(details.get("host"), Json::Null)),
-            ("command", string_or(details.get("command"), Json::Str(String::new()))),
-            ("warningText", string_or(details.get("warningText"), Json::Str(String::new()))),
-        ]),
-        _ => return None,
-    })
-}
-
-/// The `process` poll and log outcome shapes.
-fn process_shape(params: &Json, details: &Json, text: &str) -> Option<Json> {
-    let action = params.get("action").and_then(Json::as_str)?;
-    let status = details.get("status").cloned().unwrap_or(Json::Undefined);
-    let d = |k: &str| or_null(details.get(k));
-    let text = Json::Str(text.to_string());
-    let act = Json::Str(action.to_string());
-    match action {
-        "poll" => Some(obj(vec![
-            ("action", act),
-            ("status", status),
-            ("exitCode", d("exitCode")),
-            ("exitSignal", d("exitSignal")),
-            ("aggregated", d("aggregated")),
-            ("text", text),
-        ])),
-        "log" => Some(obj(vec![
-            ("action", act),
-            ("status", status),
-            ("totalLines", d("totalLines")),
-            ("totalChars", d("totalChars")),
-            ("truncated", d("truncated")),
-            ("exitCode", d("exitCode")),
-            ("exitSignal", d("exitSignal")),
-            ("text", text),
-        ])),
-        _ => None,
+        text.push_str(t);
+    }
+    match js_trim(&text) {
+        t if t.len() == text.len() => text,
+        t => t.to_string(),
     }
 }
 
-fn is_send(tool: &str, params: &Json, send_tools: &[String]) -> bool {
+/// `hashExecToolOutcome`; false falls through to the generic hash.
+fn write_exec_shape(h: &mut Hasher, details: &Json<'_>, status: Option<&str>, result: &Json<'_>) -> bool {
+    let Some(status) = status else { return false };
+    let mut o = ObjWriter::new(h);
+    match status {
+        "running" => {
+            o.string_or("status", Some(&Json::Str(status.into())), None);
+            o.string_or("tail", details.get("tail"), Some(""));
+        }
+        "completed" | "failed" => {
+            o.key("exitCode");
+            match details.get("exitCode") {
+                Some(n @ Json::Num(_)) => write_canonical(n, o.h),
+                _ => o.h.put("null"),
+            }
+            o.key("output");
+            match details.get("aggregated").and_then(Json::as_str).map(js_trim) {
+                Some(a) if !a.is_empty() => write_string(a, o.h),
+                _ => write_string(&content_text(result), o.h),
+            }
+            o.key("status");
+            write_string(status, o.h);
+            o.key("timedOut");
+            o.h.put(if details.get("timedOut") == Some(&Json::Bool(true)) { "true" } else { "false" });
+        }
+        "approval-pending" | "approval-unavailable" => {
+            o.string_or("command", details.get("command"), Some(""));
+            o.string_or("host", details.get("host"), None);
+            o.string_or("reason", details.get("reason"), None);
+            o.key("status");
+            write_string(status, o.h);
+            o.string_or("warningText", details.get("warningText"), Some(""));
+        }
+        _ => return false,
+    }
+    o.end();
+    true
+}
+
+/// The `process` poll and log outcome shapes; false falls through.
+fn write_process_shape(h: &mut Hasher, params: &Json<'_>, details: &Json<'_>, result: &Json<'_>) -> bool {
+    let Some(action @ ("poll" | "log")) = params.get("action").and_then(Json::as_str) else { return false };
+    let d = |k: &str| details.get(k);
+    let mut o = ObjWriter::new(h);
+    o.key("action");
+    write_string(action, o.h);
+    if action == "poll" {
+        o.or_null("aggregated", d("aggregated"));
+    }
+    o.or_null("exitCode", d("exitCode"));
+    o.or_null("exitSignal", d("exitSignal"));
+    // `status: details.status` is taken as is: a missing status is `undefined`, not `null`.
+    o.key("status");
+    match d("status") {
+        Some(v) => write_canonical(v, o.h),
+        None => o.h.put("undefined"),
+    }
+    o.key("text");
+    write_string(&content_text(result), o.h);
+    if action == "log" {
+        o.or_null("totalChars", d("totalChars"));
+        o.or_null("totalLines", d("totalLines"));
+        o.or_null("truncated", d("truncated"));
+    }
+    o.end();
+    true
+}
+
+fn is_send(tool: &str, params: &Json<'_>, send_tools: &[String]) -> bool {
     match tool {
         "sessions_send" => true,
         "message" => params.get("action").and_then(Json::as_str).is_some_and(|a| SEND_ACTIONS.contains(&a)),
@@ -201,7 +249,7 @@ fn is_send(tool: &str, params: &Json, send_tools: &[String]) -> bool {
 }
 
 /// Removes volatile ids anywhere in a send result (`stripVolatile`).
-pub fn strip_volatile(v: &Json) -> Json {
+pub fn strip_volatile<'a>(v: &Json<'a>) -> Json<'a> {
     match v {
         Json::Arr(items) => Json::Arr(items.iter().map(strip_volatile).collect()),
         Json::Obj(members) => {
@@ -209,7 +257,7 @@ pub fn strip_volatile(v: &Json) -> Json {
             Json::Obj(
                 members
                     .iter()
-                    .filter(|(k, _)| !VOLATILE_KEYS.contains(&k.as_str()) && !(delivery && k == "id"))
+                    .filter(|(k, _)| !VOLATILE_KEYS.contains(&&**k) && !(delivery && k == "id"))
                     .map(|(k, val)| (k.clone(), strip_volatile(val)))
                     .collect(),
             )
@@ -220,7 +268,7 @@ pub fn strip_volatile(v: &Json) -> Json {
 
 /// A "message delivery object": string `id` and `text`, plus a string direction, senderId or
 /// accountId, or a plain-object conversation.
-fn is_delivery_object(v: &Json) -> bool {
+fn is_delivery_object(v: &Json<'_>) -> bool {
     let s = |k: &str| matches!(v.get(k), Some(Json::Str(_)));
     s("id")
         && s("text")
@@ -228,33 +276,35 @@ fn is_delivery_object(v: &Json) -> bool {
 }
 
 /// The `update_plan` shape (§1.4); non-objects pass through unchanged.
-pub fn plan_shape(v: &Json) -> Json {
+pub fn plan_shape<'a>(v: &Json<'a>) -> Json<'a> {
     if !v.is_object() {
         return v.clone();
     }
-    let blank = |x: Option<&Json>| !x.and_then(Json::as_str).is_some_and(|s| !js_trim(s).is_empty());
-    let plan: &[Json] = match v.get("plan") {
+    let blank = |x: Option<&Json<'_>>| !x.and_then(Json::as_str).is_some_and(|s| !js_trim(s).is_empty());
+    let plan: &[Json<'_>] = match v.get("plan") {
         Some(Json::Arr(items)) => items,
         _ => &[],
     };
-    let statuses = plan
-        .iter()
-        .map(|e| string_or(if e.is_object() { e.get("status") } else { None }, Json::Null))
-        .collect();
+    let status = |e: &Json<'_>| match e.get("status") {
+        Some(Json::Str(s)) => Json::Str(Cow::Owned(s.to_string())),
+        _ => Json::Null,
+    };
+    let statuses = plan.iter().map(status).collect();
     let steps = plan.iter().map(|e| Json::Bool(e.is_object() && !blank(e.get("step")))).collect();
-    obj(vec![
-        ("planLength", Json::Num(plan.len() as f64)),
-        ("statuses", Json::Arr(statuses)),
-        ("stepPresence", Json::Arr(steps)),
-        ("hasExplanation", Json::Bool(!blank(v.get("explanation")))),
+    // Keys in UTF-16 order, as `Json::Obj` requires.
+    Json::Obj(vec![
+        ("hasExplanation".into(), Json::Bool(!blank(v.get("explanation")))),
+        ("planLength".into(), Json::Num(plan.len() as f64)),
+        ("statuses".into(), Json::Arr(statuses)),
+        ("stepPresence".into(), Json::Arr(steps)),
     ])
 }
 
 /// `formatError`: strings as is, numbers and booleans in their JS text form, anything else in
 /// canonical form.
-pub fn format_error(err: &Json) -> String {
+pub fn format_error(err: &Json<'_>) -> String {
     match err {
-        Json::Str(s) => s.clone(),
+        Json::Str(s) => s.to_string(),
         Json::Bool(b) => b.to_string(),
         Json::Num(n) => {
             let mut s = String::new();
