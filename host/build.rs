@@ -14,19 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    let manifest_dir =
-        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir
-        .parent()
-        .expect("host/ lives inside the workspace")
-        .to_path_buf();
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().expect("host/ lives inside the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock"] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
+        println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=LOOPGUARD_SKIP_GUEST");
 
@@ -40,22 +33,11 @@ fn main() {
     }
 
     let target_dir = workspace.join("target").join("policy");
-    let wasm = target_dir
-        .join("wasm32-wasip2")
-        .join("release")
-        .join("loopguard_policy.wasm");
+    let wasm = target_dir.join("wasm32-wasip2").join("release").join("loopguard_policy.wasm");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
     cmd.current_dir(&workspace)
-        .args([
-            "build",
-            "-p",
-            "loopguard-policy",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--target-dir",
-        ])
+        .args(["build", "-p", "loopguard-policy", "--release", "--target", "wasm32-wasip2", "--target-dir"])
         .arg(&target_dir);
     scrub_env(&mut cmd);
 
@@ -63,9 +45,9 @@ fn main() {
         "cargo build -p loopguard-policy --release --target wasm32-wasip2 --target-dir {}",
         target_dir.display()
     );
-    let status = cmd.status().unwrap_or_else(|e| {
-        panic!("could not run cargo for the policy component ({e}); run by hand: {by_hand}")
-    });
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("could not run cargo for the policy component ({e}); run by hand: {by_hand}"));
     if !status.success() {
         panic!(
             "building the policy component failed ({status}); run by hand to see why: {by_hand} \
@@ -78,18 +60,12 @@ fn main() {
 /// Exposes the WIT package version as `LOOPGUARD_WIT_VERSION`, so that the version the host
 /// checks at load is always the one its bindings were generated from.
 fn emit_wit_version(wit: &Path) {
-    let text = std::fs::read_to_string(wit)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", wit.display()));
+    let text = std::fs::read_to_string(wit).unwrap_or_else(|e| panic!("cannot read {}: {e}", wit.display()));
     let version = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("package loopguard:policy@"))
         .and_then(|rest| rest.strip_suffix(';'))
-        .unwrap_or_else(|| {
-            panic!(
-                "{} has no `package loopguard:policy@<version>;` line",
-                wit.display()
-            )
-        });
+        .unwrap_or_else(|| panic!("{} has no `package loopguard:policy@<version>;` line", wit.display()));
     println!("cargo:rustc-env=LOOPGUARD_WIT_VERSION={version}");
 }
 
@@ -121,15 +97,8 @@ fn scrub_env(cmd: &mut Command) {
         "DEBUG",
         "NUM_JOBS",
     ];
-    const PREFIXES: &[&str] = &[
-        "CARGO_PKG_",
-        "CARGO_CFG_",
-        "CARGO_FEATURE_",
-        "CARGO_MANIFEST_",
-        "CARGO_BIN_",
-        "__CARGO",
-        "CARGO_LLVM_COV_",
-    ];
+    const PREFIXES: &[&str] =
+        &["CARGO_PKG_", "CARGO_CFG_", "CARGO_FEATURE_", "CARGO_MANIFEST_", "CARGO_BIN_", "__CARGO", "CARGO_LLVM_COV_"];
     for (key, _) in env::vars_os() {
         let Some(key) = key.to_str() else { continue };
         if EXACT.contains(&key) || PREFIXES.iter().any(|p| key.starts_with(p)) {
@@ -140,9 +109,6 @@ fn scrub_env(cmd: &mut Command) {
 
 fn copy(from: &Path, to: &Path, by_hand: &str) {
     if let Err(e) = std::fs::copy(from, to) {
-        panic!(
-            "the policy build succeeded but {} is unreadable ({e}); run by hand: {by_hand}",
-            from.display()
-        );
+        panic!("the policy build succeeded but {} is unreadable ({e}); run by hand: {by_hand}", from.display());
     }
 }

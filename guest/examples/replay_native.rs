@@ -6,10 +6,12 @@ fn main() {
         eprintln!("usage: replay_native CONFIG TRACE");
         std::process::exit(2);
     }
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_else(|e| {
-        eprintln!("replay_native: {p}: {e}");
-        std::process::exit(2)
-    });
+    let read = |p: &str| {
+        std::fs::read_to_string(p).unwrap_or_else(|e| {
+            eprintln!("replay_native: {p}: {e}");
+            std::process::exit(2)
+        })
+    };
     match loopguard_policy::replay::replay(&read(&args[1]), &read(&args[2])) {
         Ok(out) => print!("{out}"),
         Err(e) => {

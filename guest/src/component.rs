@@ -3,12 +3,12 @@
 
 use std::cell::RefCell;
 
+use crate::bot_loop as bl;
 use crate::config::Config;
 use crate::error::PolicyError as CoreError;
 use crate::gateway::Gateway as Core;
-use crate::json::{self, Json};
-use crate::bot_loop as bl;
 use crate::group as gr;
+use crate::json::{self, Json};
 use crate::tool_loop::{self as tl, Outcome};
 use crate::trace;
 
@@ -54,7 +54,11 @@ fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
     if text.len() > crate::trace::MAX_EVENT_BYTES {
         return Err(PolicyError {
             path: path.into(),
-            reason: format!("{} bytes; values larger than {} bytes are refused", text.len(), crate::trace::MAX_EVENT_BYTES),
+            reason: format!(
+                "{} bytes; values larger than {} bytes are refused",
+                text.len(),
+                crate::trace::MAX_EVENT_BYTES
+            ),
         });
     }
     json::parse(text).map_err(|e| PolicyError { path: path.into(), reason: format!("not valid JSON: {e}") })
@@ -194,7 +198,8 @@ impl GuestGateway for GatewayResource {
     }
 
     fn finish_group_round(&self, t: GroupThread, replies: Vec<GroupReply>) -> GroupStep {
-        let replies: Vec<gr::Reply> = replies.into_iter().map(|r| gr::Reply { agent: r.agent, reply: r.reply }).collect();
+        let replies: Vec<gr::Reply> =
+            replies.into_iter().map(|r| gr::Reply { agent: r.agent, reply: r.reply }).collect();
         step(self.0.borrow_mut().group_replies(&thread(&t), &replies))
     }
 

@@ -158,11 +158,6 @@ pub fn write_number(n: f64, out: &mut impl Sink) {
     }
 }
 
-/// Bytes `JSON.stringify` escapes: `"`, `\` and the C0 controls.
-fn needs_escape(b: u8) -> bool {
-    b == b'"' || b == b'\\' || b < 0x20
-}
-
 /// Writes a JSON string literal exactly as `JSON.stringify` does.
 pub fn write_string(s: &str, out: &mut impl Sink) {
     out.put("\"");
@@ -238,8 +233,8 @@ pub fn js_trim(s: &str) -> &str {
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 

@@ -62,10 +62,7 @@ impl<'a> Json<'a> {
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         match self {
             Json::Obj(members) if members.len() <= 8 => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            Json::Obj(members) => members
-                .binary_search_by(|(k, _)| cmp_utf16(k, key))
-                .ok()
-                .map(|i| &members[i].1),
+            Json::Obj(members) => members.binary_search_by(|(k, _)| cmp_utf16(k, key)).ok().map(|i| &members[i].1),
             _ => None,
         }
     }
@@ -122,9 +119,8 @@ pub fn find_special(s: &[u8]) -> usize {
         let slash = x ^ (LO * u64::from(b'\\'));
         // A byte is zero (or < 0x20) exactly when the subtraction borrows into its high bit and
         // the byte itself did not have its high bit set.
-        let hit = (quote.wrapping_sub(LO) & !quote)
-            | (slash.wrapping_sub(LO) & !slash)
-            | (x.wrapping_sub(LO * 0x20) & !x);
+        let hit =
+            (quote.wrapping_sub(LO) & !quote) | (slash.wrapping_sub(LO) & !slash) | (x.wrapping_sub(LO * 0x20) & !x);
         if hit & HI != 0 {
             break;
         }

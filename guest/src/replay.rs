@@ -33,10 +33,7 @@ impl Gateway {
             let n = first_line.saturating_add(i as u32);
             parsed.push((n, trace::parse_line(line, n)?));
         }
-        let events = parsed
-            .iter()
-            .map(|(n, v)| trace::event(v, *n).map(|e| (*n, e)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let events = parsed.iter().map(|(n, v)| trace::event(v, *n).map(|e| (*n, e))).collect::<Result<Vec<_>, _>>()?;
         let mut out = String::with_capacity(events.len() * 64);
         for (n, e) in &events {
             self.apply(*n, e, &mut out);
@@ -52,7 +49,10 @@ impl Gateway {
                 OutcomeVerdict::Recorded => out.push_str("\"recorded\""),
                 OutcomeVerdict::Ignored => out.push_str("\"ignored\""),
                 OutcomeVerdict::Abort { count, message } => {
-                    let _ = write!(out, "\"abort\",\"detector\":\"compaction_loop_persisted\",\"count\":{count},\"message\":");
+                    let _ = write!(
+                        out,
+                        "\"abort\",\"detector\":\"compaction_loop_persisted\",\"count\":{count},\"message\":"
+                    );
                     write_string(&message, out);
                 }
             },

@@ -5,16 +5,22 @@ const ON: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
 #[test]
 fn the_spec_example_replays_exactly() {
     let trace = concat!(
-        r#"{"kind":"tool_call","session":"s1","tool":"read","args":{"path":"/a"}}"#, "\n",
-        r#"{"kind":"tool_result","session":"s1","tool":"read","args":{"path":"/a"},"result":{"content":[{"type":"text","text":"x"}]}}"#, "\n",
-        r#"{"kind":"bot_message","channel":"discord","account":"default","conversation":"c1","sender":"b1","receiver":"b2","ts_ms":1000}"#, "\n",
+        r#"{"kind":"tool_call","session":"s1","tool":"read","args":{"path":"/a"}}"#,
+        "\n",
+        r#"{"kind":"tool_result","session":"s1","tool":"read","args":{"path":"/a"},"result":{"content":[{"type":"text","text":"x"}]}}"#,
+        "\n",
+        r#"{"kind":"bot_message","channel":"discord","account":"default","conversation":"c1","sender":"b1","receiver":"b2","ts_ms":1000}"#,
+        "\n",
     );
     assert_eq!(
         replay(ON, trace).unwrap(),
         concat!(
-            r#"{"line":1,"kind":"tool_call","action":"allow"}"#, "\n",
-            r#"{"line":2,"kind":"tool_result","action":"recorded"}"#, "\n",
-            r#"{"line":3,"kind":"bot_message","action":"allow"}"#, "\n",
+            r#"{"line":1,"kind":"tool_call","action":"allow"}"#,
+            "\n",
+            r#"{"line":2,"kind":"tool_result","action":"recorded"}"#,
+            "\n",
+            r#"{"line":3,"kind":"bot_message","action":"allow"}"#,
+            "\n",
         )
     );
 }
@@ -22,7 +28,10 @@ fn the_spec_example_replays_exactly() {
 #[test]
 fn blank_lines_are_skipped_and_crlf_ignored_but_numbering_kept() {
     let trace = "\n  \r\n{\"kind\":\"compaction\",\"session\":\"s\"}\r\n\t\n";
-    assert_eq!(replay("{}", trace).unwrap(), "{\"line\":3,\"kind\":\"compaction\",\"action\":\"armed\",\"remaining\":3}\n");
+    assert_eq!(
+        replay("{}", trace).unwrap(),
+        "{\"line\":3,\"kind\":\"compaction\",\"action\":\"armed\",\"remaining\":3}\n"
+    );
 }
 
 #[test]
@@ -37,12 +46,28 @@ fn bad_lines_name_the_line_and_field() {
         (r#"{"kind":"tool_call","session":"s","tool":"t","args":1,"run":null}"#, "line 2: run", "string"),
         (r#"{"kind":"tool_call","session":"s","tool":"t","args":1,"ts_ms":1.5}"#, "line 2: ts_ms", "integer"),
         (r#"{"kind":"tool_result","session":"s","tool":"t","args":1}"#, "line 2: result", "missing"),
-        (r#"{"kind":"tool_result","session":"s","tool":"t","args":1,"result":1,"error":"x"}"#, "line 2: result", "exactly one"),
+        (
+            r#"{"kind":"tool_result","session":"s","tool":"t","args":1,"result":1,"error":"x"}"#,
+            "line 2: result",
+            "exactly one",
+        ),
         (r#"{"kind":"launch"}"#, "line 2: kind", "unknown kind"),
         (r#"{"session":"s"}"#, "line 2: kind", "missing"),
-        (r#"{"kind":"bot_message","channel":"d","account":"a","conversation":"c","sender":"x","receiver":"y","ts_ms":-5}"#, "line 2: ts_ms", "non-negative"),
-        (r#"{"kind":"bot_message","channel":"d","account":"a","conversation":"c","sender":"x","receiver":"y"}"#, "line 2: ts_ms", "missing"),
-        (r#"{"kind":"group_replies","channel":"d","account":"a","conversation":"c","root":"r","replies":[{"agent":"a","reply":1}]}"#, "line 2: replies[0].reply", "string"),
+        (
+            r#"{"kind":"bot_message","channel":"d","account":"a","conversation":"c","sender":"x","receiver":"y","ts_ms":-5}"#,
+            "line 2: ts_ms",
+            "non-negative",
+        ),
+        (
+            r#"{"kind":"bot_message","channel":"d","account":"a","conversation":"c","sender":"x","receiver":"y"}"#,
+            "line 2: ts_ms",
+            "missing",
+        ),
+        (
+            r#"{"kind":"group_replies","channel":"d","account":"a","conversation":"c","root":"r","replies":[{"agent":"a","reply":1}]}"#,
+            "line 2: replies[0].reply",
+            "string",
+        ),
     ];
     for (line, path, reason) in cases {
         let e = replay("{}", &format!("{ok}\n{line}\n{ok}\n")).unwrap_err();
@@ -65,7 +90,11 @@ fn huge_and_deep_values_are_errors() {
     let e = replay("{}", &big).unwrap_err();
     assert_eq!(e.path, "line 1");
     assert!(e.reason.contains("bytes"), "{e}");
-    let deep = format!(r#"{{"kind":"tool_call","session":"s","tool":"t","args":{}{}}}"#, "[".repeat(10_000), "]".repeat(10_000));
+    let deep = format!(
+        r#"{{"kind":"tool_call","session":"s","tool":"t","args":{}{}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
     let e = replay("{}", &deep).unwrap_err();
     assert!(e.reason.contains("nested deeper"), "{e}");
 }

@@ -38,7 +38,8 @@ struct V2 {
 impl Gateway {
     /// Exports the whole state (format [`FORMAT_VERSION`]).
     pub fn export_state(&self) -> Vec<u8> {
-        let body = V2 { sessions: self.sessions.to_ordered(), bots: self.bots.snapshot(), groups: self.groups.snapshot() };
+        let body =
+            V2 { sessions: self.sessions.to_ordered(), bots: self.bots.snapshot(), groups: self.groups.snapshot() };
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());

@@ -251,7 +251,11 @@ impl<'a> Fields<'a> {
                 let reply = match item.get("reply") {
                     Some(Json::Null) => None,
                     Some(Json::Str(r)) => Some(r.to_string()),
-                    _ => return Err(self.err(&format!("{field}.reply"), "must be a string, or null for NO_REPLY / failed")),
+                    _ => {
+                        return Err(
+                            self.err(&format!("{field}.reply"), "must be a string, or null for NO_REPLY / failed")
+                        )
+                    }
                 };
                 Ok(Reply { agent, reply })
             })

@@ -40,20 +40,13 @@ fn event(session: usize, step: usize) -> Event {
         r#"{{"content":[{{"type":"text","text":"running 12 tests\ntest module_{step}::tests::parses ... ok\ntest module_{step}::tests::rejects_empty ... ok\ntest module_{step}::tests::round_trips ... FAILED\n\nfailures:\n---- module_{step}::tests::round_trips stdout ----\nassertion failed: left == right (session {session})\n\ntest result: FAILED. 11 passed; 1 failed"}}],"exitCode":101,"durationMs":{}}}"#,
         1_000 + step * 7
     );
-    Event {
-        session: format!("agent:main:session-{session}"),
-        tool,
-        args,
-        result,
-    }
+    Event { session: format!("agent:main:session-{session}"), tool, args, result }
 }
 
 /// The events the benchmark cycles through: per session, the 30 that filled its history
 /// (repeating them is what a working agent does: re-read, re-run, re-edit).
 fn events() -> Vec<Event> {
-    (0..HISTORY)
-        .flat_map(|step| (0..SESSIONS).map(move |s| event(s, step)))
-        .collect()
+    (0..HISTORY).flat_map(|step| (0..SESSIONS).map(move |s| event(s, step))).collect()
 }
 
 fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
@@ -70,14 +63,8 @@ fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
 
 fn native_decide(gw: &mut Native, e: &Event) {
     let args = json::parse(&e.args).expect("valid args");
-    let call = NativeCall {
-        session: &e.session,
-        tool: e.tool,
-        args: &args,
-        run: Some("run-1"),
-        agent: None,
-        call_id: None,
-    };
+    let call =
+        NativeCall { session: &e.session, tool: e.tool, args: &args, run: Some("run-1"), agent: None, call_id: None };
     black_box(gw.check_tool_call(&call));
     let result = json::parse(&e.result).expect("valid result");
     black_box(gw.record_tool_outcome(&call, Outcome::Result(&result)));

@@ -25,25 +25,14 @@ pub(crate) struct HostState {
 
 impl HostState {
     pub(crate) fn new(limits: StoreLimits) -> Self {
-        let wasi = WasiCtx::builder()
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
-        HostState {
-            wasi,
-            table: ResourceTable::new(),
-            limits,
-        }
+        let wasi = WasiCtx::builder().allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false).build();
+        HostState { wasi, table: ResourceTable::new(), limits }
     }
 }
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 

@@ -62,10 +62,7 @@ impl Error {
 
     /// A load error for `path` from any displayable cause, kept to one line.
     pub(crate) fn load(path: impl Into<PathBuf>, cause: impl fmt::Display) -> Self {
-        Error::Load {
-            path: path.into(),
-            reason: first_line(&format!("{cause:#}")),
-        }
+        Error::Load { path: path.into(), reason: first_line(&format!("{cause:#}")) }
     }
 }
 

@@ -8,8 +8,8 @@
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::loopguard::policy::types::{
-    BotMessage, BotStats, BotVerdict, CompactionVerdict, GatewayStats, GroupReply, GroupStart,
-    GroupStep, GroupThread, OutcomeVerdict, PolicyError, ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotStats, BotVerdict, CompactionVerdict, GatewayStats, GroupReply, GroupStart, GroupStep, GroupThread,
+    OutcomeVerdict, PolicyError, ToolCall, ToolOutcome, ToolVerdict,
 };
 use crate::error::{Error, Result};
 use crate::policy::Instance;
@@ -21,10 +21,7 @@ pub struct Gateway {
 }
 
 fn policy_error(e: PolicyError) -> Error {
-    Error::Policy {
-        path: e.path,
-        reason: e.reason,
-    }
+    Error::Policy { path: e.path, reason: e.reason }
 }
 
 impl Gateway {
@@ -39,29 +36,20 @@ impl Gateway {
 
     /// Checks a tool call before it runs (and records it unless blocked or disabled).
     pub fn check_tool_call(&mut self, call: &ToolCall) -> Result<ToolVerdict> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        let out = bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_check_tool_call(&mut *store, self.handle, call);
+        let Instance { store, bindings, .. } = &mut self.instance;
+        let out = bindings.loopguard_policy_guard().gateway().call_check_tool_call(&mut *store, self.handle, call);
         out.map_err(Error::trap)?.map_err(policy_error)
     }
 
     /// Records how a tool call ended; may return the post-compaction abort.
-    pub fn record_tool_outcome(
-        &mut self,
-        call: &ToolCall,
-        outcome: &ToolOutcome,
-    ) -> Result<OutcomeVerdict> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        let out = bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_record_tool_outcome(&mut *store, self.handle, call, outcome);
+    pub fn record_tool_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
+        let Instance { store, bindings, .. } = &mut self.instance;
+        let out = bindings.loopguard_policy_guard().gateway().call_record_tool_outcome(
+            &mut *store,
+            self.handle,
+            call,
+            outcome,
+        );
         out.map_err(Error::trap)?.map_err(policy_error)
     }
 
@@ -72,9 +60,7 @@ impl Gateway {
         run: Option<&str>,
         agent: Option<&str>,
     ) -> Result<CompactionVerdict> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
+        let Instance { store, bindings, .. } = &mut self.instance;
         bindings
             .loopguard_policy_guard()
             .gateway()
@@ -84,9 +70,7 @@ impl Gateway {
 
     /// Forgets a session.
     pub fn end_session(&mut self, session: &str) -> Result<()> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
+        let Instance { store, bindings, .. } = &mut self.instance;
         bindings
             .loopguard_policy_guard()
             .gateway()
@@ -97,50 +81,29 @@ impl Gateway {
     /// Applies trace events (JSON Lines) whose first line has number `first_line`, and returns
     /// their decisions as JSON Lines.
     pub fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        let out = bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_apply_events(&mut *store, self.handle, events, first_line);
+        let Instance { store, bindings, .. } = &mut self.instance;
+        let out =
+            bindings.loopguard_policy_guard().gateway().call_apply_events(&mut *store, self.handle, events, first_line);
         out.map_err(Error::trap)?.map_err(policy_error)
     }
 
     /// Exports the whole state as a versioned snapshot.
     pub fn export_state(&mut self) -> Result<Vec<u8>> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_export_state(&mut *store, self.handle)
-            .map_err(Error::trap)
+        let Instance { store, bindings, .. } = &mut self.instance;
+        bindings.loopguard_policy_guard().gateway().call_export_state(&mut *store, self.handle).map_err(Error::trap)
     }
 
     /// Replaces the state with a snapshot from `export_state` (of this or an older policy).
     pub fn import_state(&mut self, snapshot: &[u8]) -> Result<()> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        let out = bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_import_state(&mut *store, self.handle, snapshot);
+        let Instance { store, bindings, .. } = &mut self.instance;
+        let out = bindings.loopguard_policy_guard().gateway().call_import_state(&mut *store, self.handle, snapshot);
         out.map_err(Error::trap)?.map_err(policy_error)
     }
 
     /// Counters for metrics.
     pub fn stats(&mut self) -> Result<GatewayStats> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_stats(&mut *store, self.handle)
-            .map_err(Error::trap)
+        let Instance { store, bindings, .. } = &mut self.instance;
+        bindings.loopguard_policy_guard().gateway().call_stats(&mut *store, self.handle).map_err(Error::trap)
     }
 }
 
@@ -148,26 +111,14 @@ impl Gateway {
 impl Gateway {
     /// Decides whether a bot-authored inbound message may be handled or must be suppressed.
     pub fn check_bot_message(&mut self, message: &BotMessage) -> Result<BotVerdict> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        let out = bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_check_bot_message(&mut *store, self.handle, message);
+        let Instance { store, bindings, .. } = &mut self.instance;
+        let out = bindings.loopguard_policy_guard().gateway().call_check_bot_message(&mut *store, self.handle, message);
         out.map_err(Error::trap)?.map_err(policy_error)
     }
 
     /// An inbound message to a conversation with a broadcast entry: which agents run round 1.
-    pub fn start_group_thread(
-        &mut self,
-        thread: &GroupThread,
-        peer: &str,
-        text: &str,
-    ) -> Result<GroupStart> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
+    pub fn start_group_thread(&mut self, thread: &GroupThread, peer: &str, text: &str) -> Result<GroupStart> {
+        let Instance { store, bindings, .. } = &mut self.instance;
         bindings
             .loopguard_policy_guard()
             .gateway()
@@ -176,14 +127,8 @@ impl Gateway {
     }
 
     /// The finals of the round just run: the next round, or why the thread stops.
-    pub fn finish_group_round(
-        &mut self,
-        thread: &GroupThread,
-        replies: &[GroupReply],
-    ) -> Result<GroupStep> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
+    pub fn finish_group_round(&mut self, thread: &GroupThread, replies: &[GroupReply]) -> Result<GroupStep> {
+        let Instance { store, bindings, .. } = &mut self.instance;
         bindings
             .loopguard_policy_guard()
             .gateway()
@@ -193,9 +138,7 @@ impl Gateway {
 
     /// The thread was cancelled.
     pub fn cancel_group_thread(&mut self, thread: &GroupThread) -> Result<GroupStep> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
+        let Instance { store, bindings, .. } = &mut self.instance;
         bindings
             .loopguard_policy_guard()
             .gateway()
@@ -205,14 +148,8 @@ impl Gateway {
 
     /// Counters of the bot-loop and group-thread state.
     pub fn bot_stats(&mut self) -> Result<BotStats> {
-        let Instance {
-            store, bindings, ..
-        } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_bot_stats(&mut *store, self.handle)
-            .map_err(Error::trap)
+        let Instance { store, bindings, .. } = &mut self.instance;
+        bindings.loopguard_policy_guard().gateway().call_bot_stats(&mut *store, self.handle).map_err(Error::trap)
     }
 }
 

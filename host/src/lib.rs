@@ -27,9 +27,9 @@ mod policy;
 pub mod replay;
 
 pub use bindings::loopguard::policy::types::{
-    AbortInfo, BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, Detector, GatewayStats,
-    GroupReply, GroupRound, GroupStart, GroupStep, GroupThread, OutcomeVerdict, StopReason,
-    Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    AbortInfo, BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, Detector, GatewayStats, GroupReply,
+    GroupRound, GroupStart, GroupStep, GroupThread, OutcomeVerdict, StopReason, Suppression, ToolAction, ToolCall,
+    ToolOutcome, ToolVerdict,
 };
 pub use error::{Error, Result};
 pub use gateway::Gateway;

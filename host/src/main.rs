@@ -32,14 +32,8 @@ Exit codes: 0 success, 2 error (one line on stderr).
 
 enum Command {
     Help,
-    Version {
-        policy: Option<PathBuf>,
-    },
-    Replay {
-        config: PathBuf,
-        policy: Option<PathBuf>,
-        trace: String,
-    },
+    Version { policy: Option<PathBuf> },
+    Replay { config: PathBuf, policy: Option<PathBuf>, trace: String },
 }
 
 fn main() -> ExitCode {
@@ -51,14 +45,8 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        let at = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
-        eprintln!(
-            "loopguard: internal error{at}: {}; please report it",
-            one_line(&what)
-        );
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("loopguard: internal error{at}: {}; please report it", one_line(&what));
     }));
     let result = std::panic::catch_unwind(|| parse(std::env::args().skip(1)).and_then(run));
     match result {
@@ -74,29 +62,18 @@ fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .any(|e| match e.downcast_ref::<loopguard_host::Error>() {
-            Some(loopguard_host::Error::Io { source, .. }) => {
-                source.kind() == std::io::ErrorKind::BrokenPipe
-            }
-            _ => e
-                .downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe),
-        })
+    err.chain().any(|e| match e.downcast_ref::<loopguard_host::Error>() {
+        Some(loopguard_host::Error::Io { source, .. }) => source.kind() == std::io::ErrorKind::BrokenPipe,
+        _ => e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe),
+    })
 }
 
 fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Command> {
-    let Some(sub) = args.next() else {
-        bail!("missing command; try `loopguard --help`")
-    };
+    let Some(sub) = args.next() else { bail!("missing command; try `loopguard --help`") };
     let mut config = None;
     let mut policy = None;
     let mut positional = Vec::new();
@@ -141,11 +118,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Command> {
                 [] => bail!("replay needs a trace file (or `-` for stdin)"),
                 [_, extra, ..] => bail!("unexpected argument {extra}; replay takes one trace"),
             };
-            Ok(Command::Replay {
-                config,
-                policy,
-                trace,
-            })
+            Ok(Command::Replay { config, policy, trace })
         }
         other => bail!("unknown command {other}; try `loopguard --help`"),
     }
@@ -165,9 +138,7 @@ fn load(policy: Option<PathBuf>) -> anyhow::Result<Policy> {
 /// Names the file a policy error (config path, trace line) is about; other errors already say.
 fn in_file(err: loopguard_host::Error, file: &std::path::Path) -> anyhow::Error {
     match err {
-        loopguard_host::Error::Policy { .. } => {
-            anyhow::Error::new(err).context(file.display().to_string())
-        }
+        loopguard_host::Error::Policy { .. } => anyhow::Error::new(err).context(file.display().to_string()),
         other => other.into(),
     }
 }
@@ -187,9 +158,7 @@ fn cache_dir() -> Option<PathBuf> {
 
 fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
-        Command::Help => std::io::stdout()
-            .write_all(USAGE.as_bytes())
-            .context("writing to stdout")?,
+        Command::Help => std::io::stdout().write_all(USAGE.as_bytes()).context("writing to stdout")?,
         Command::Version { policy } => {
             let mut instance = load(policy)?.instantiate()?;
             let text = format!(
@@ -197,42 +166,21 @@ fn run(cmd: Command) -> anyhow::Result<()> {
                 instance.version()?,
                 instance.interface_version()?
             );
-            std::io::stdout()
-                .write_all(text.as_bytes())
-                .context("writing to stdout")?;
+            std::io::stdout().write_all(text.as_bytes()).context("writing to stdout")?;
         }
-        Command::Replay {
-            config,
-            policy,
-            trace,
-        } => {
-            let config_text = std::fs::read_to_string(&config)
-                .with_context(|| format!("cannot read config {}", config.display()))?;
-            let mut gateway = load(policy)?
-                .gateway(&config_text)
-                .map_err(|e| in_file(e, &config))?;
+        Command::Replay { config, policy, trace } => {
+            let config_text =
+                std::fs::read_to_string(&config).with_context(|| format!("cannot read config {}", config.display()))?;
+            let mut gateway = load(policy)?.gateway(&config_text).map_err(|e| in_file(e, &config))?;
             let input: Box<dyn Read> = if trace == "-" {
                 Box::new(std::io::stdin().lock())
             } else {
-                Box::new(
-                    std::fs::File::open(&trace)
-                        .with_context(|| format!("cannot read trace {trace}"))?,
-                )
+                Box::new(std::fs::File::open(&trace).with_context(|| format!("cannot read trace {trace}"))?)
             };
             let mut input = BufReader::with_capacity(1 << 16, input);
             let mut stdout = std::io::stdout().lock();
-            replay::stream(
-                &mut gateway,
-                &mut input,
-                &mut stdout,
-                replay::DEFAULT_CHUNK_BYTES,
-            )
-            .map_err(|e| {
-                in_file(
-                    e,
-                    std::path::Path::new(if trace == "-" { "<stdin>" } else { &trace }),
-                )
-            })?;
+            replay::stream(&mut gateway, &mut input, &mut stdout, replay::DEFAULT_CHUNK_BYTES)
+                .map_err(|e| in_file(e, std::path::Path::new(if trace == "-" { "<stdin>" } else { &trace })))?;
         }
     }
     Ok(())

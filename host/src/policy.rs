@@ -44,12 +44,7 @@ pub fn use_compile_cache(dir: &Path) -> Result<()> {
     let mut config = Config::new();
     config.cache(Some(cache));
     let engine = Engine::new(&config).map_err(|e| Error::load(dir, e))?;
-    ENGINE.set(engine).map_err(|_| {
-        Error::load(
-            dir,
-            "the compile cache must be set before the first policy is loaded",
-        )
-    })
+    ENGINE.set(engine).map_err(|_| Error::load(dir, "the compile cache must be set before the first policy is loaded"))
 }
 
 /// A compiled, linked, version-checked policy component.
@@ -62,10 +57,7 @@ pub struct Policy {
 
 impl std::fmt::Debug for Policy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Policy")
-            .field("path", &self.path)
-            .field("digest", &self.digest.to_hex())
-            .finish()
+        f.debug_struct("Policy").field("path", &self.path).field("digest", &self.digest.to_hex()).finish()
     }
 }
 
@@ -89,10 +81,7 @@ impl Policy {
 
     fn load(bytes: &[u8], path: &Path) -> Result<Self> {
         if bytes.is_empty() {
-            return Err(Error::load(
-                path,
-                "empty file (built with LOOPGUARD_SKIP_GUEST=1?)",
-            ));
+            return Err(Error::load(path, "empty file (built with LOOPGUARD_SKIP_GUEST=1?)"));
         }
         if bytes.starts_with(b"\0asm\x01\0\0\0") {
             return Err(Error::load(
@@ -106,15 +95,9 @@ impl Policy {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| Error::load(path, e))?;
         bindings::Policy::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| Error::load(path, e))?;
-        let instance_pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| Error::load(path, e))?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(|e| Error::load(path, e))?;
         let pre = PolicyPre::new(instance_pre).map_err(|e| Error::load(path, e))?;
-        let policy = Policy {
-            pre,
-            digest: blake3::hash(bytes),
-            path: Arc::from(path),
-        };
+        let policy = Policy { pre, digest: blake3::hash(bytes), path: Arc::from(path) };
         policy.check_interface()?;
         Ok(policy)
     }
@@ -126,11 +109,7 @@ impl Policy {
         if compatible(&found, INTERFACE_VERSION) {
             Ok(())
         } else {
-            Err(Error::Incompatible {
-                path: self.path.to_path_buf(),
-                found,
-                expected: INTERFACE_VERSION,
-            })
+            Err(Error::Incompatible { path: self.path.to_path_buf(), found, expected: INTERFACE_VERSION })
         }
     }
 
@@ -146,21 +125,11 @@ impl Policy {
 
     /// A fresh instance with its own store and memory.
     pub fn instantiate(&self) -> Result<Instance> {
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(MEMORY_LIMIT)
-            .instances(4)
-            .build();
+        let limits = StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT).instances(4).build();
         let mut store = Store::new(engine(), HostState::new(limits));
         store.limiter(|s| &mut s.limits);
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| Error::load(&*self.path, e))?;
-        Ok(Instance {
-            store,
-            bindings,
-            path: self.path.clone(),
-        })
+        let bindings = self.pre.instantiate(&mut store).map_err(|e| Error::load(&*self.path, e))?;
+        Ok(Instance { store, bindings, path: self.path.clone() })
     }
 
     /// Shorthand for `instantiate()?.create_gateway(config)`.
@@ -192,43 +161,26 @@ pub struct Instance {
 impl Instance {
     /// The policy's own version (the guest crate version).
     pub fn version(&mut self) -> Result<String> {
-        self.bindings
-            .call_version(&mut self.store)
-            .map_err(Error::trap)
+        self.bindings.call_version(&mut self.store).map_err(Error::trap)
     }
 
     /// The WIT interface version the policy implements.
     pub fn interface_version(&mut self) -> Result<String> {
-        self.bindings
-            .call_interface_version(&mut self.store)
-            .map_err(Error::trap)
+        self.bindings.call_interface_version(&mut self.store).map_err(Error::trap)
     }
 
     /// Replays a whole trace on a fresh gateway inside the guest (the stateless export).
     pub fn replay(&mut self, config: &str, trace: &str) -> Result<String> {
-        let out = self
-            .bindings
-            .call_replay(&mut self.store, config, trace)
-            .map_err(Error::trap)?;
-        out.map_err(|e| Error::Policy {
-            path: e.path,
-            reason: e.reason,
-        })
+        let out = self.bindings.call_replay(&mut self.store, config, trace).map_err(Error::trap)?;
+        out.map_err(|e| Error::Policy { path: e.path, reason: e.reason })
     }
 
     /// Builds a gateway from a config document; the gateway owns this instance.
     pub fn create_gateway(mut self, config: &str) -> Result<Gateway> {
-        let created = self
-            .bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_create(&mut self.store, config);
+        let created = self.bindings.loopguard_policy_guard().gateway().call_create(&mut self.store, config);
         match created.map_err(Error::trap)? {
             Ok(handle) => Ok(Gateway::new(self, handle)),
-            Err(e) => Err(Error::Policy {
-                path: e.path,
-                reason: e.reason,
-            }),
+            Err(e) => Err(Error::Policy { path: e.path, reason: e.reason }),
         }
     }
 

@@ -5,18 +5,13 @@
 
 use std::path::PathBuf;
 
-use loopguard_tests::{
-    diff_decisions, policy_wasm, scenarios, workspace_root, Run, Scenario, TempDir,
-};
+use loopguard_tests::{diff_decisions, policy_wasm, scenarios, workspace_root, Run, Scenario, TempDir};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_loopguard"))
 }
 
-fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(
-    args: I,
-    stdin: Option<&[u8]>,
-) -> Run {
+fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I, stdin: Option<&[u8]>) -> Run {
     Run::new(&bin(), args, stdin)
 }
 
@@ -25,12 +20,7 @@ fn golden_traces_through_the_cli() {
     let mut failures = Vec::new();
     for scenario in scenarios() {
         let run = loopguard(
-            [
-                "replay".as_ref(),
-                "--config".as_ref(),
-                scenario.config.as_os_str(),
-                scenario.trace.as_os_str(),
-            ],
+            ["replay".as_ref(), "--config".as_ref(), scenario.config.as_os_str(), scenario.trace.as_os_str()],
             None,
         )
         .success();
@@ -43,10 +33,7 @@ fn golden_traces_through_the_cli() {
 
 #[test]
 fn replay_reads_stdin_and_takes_an_explicit_policy() {
-    let quickstart = scenarios()
-        .into_iter()
-        .find(|s| s.name == "quickstart")
-        .expect("quickstart exists");
+    let quickstart = scenarios().into_iter().find(|s| s.name == "quickstart").expect("quickstart exists");
     let trace = Scenario::read(&quickstart.trace);
     let run = loopguard(
         [
@@ -60,33 +47,19 @@ fn replay_reads_stdin_and_takes_an_explicit_policy() {
         Some(trace.as_bytes()),
     )
     .success();
-    assert_eq!(
-        run.stdout(),
-        Scenario::read(&quickstart.expected),
-        "{}",
-        run.describe()
-    );
+    assert_eq!(run.stdout(), Scenario::read(&quickstart.expected), "{}", run.describe());
 }
 
 #[test]
 fn version_prints_three_named_lines() {
     let run = loopguard(["version"], None).success();
     let out = run.stdout();
-    let names: Vec<&str> = out
-        .lines()
-        .filter_map(|l| l.split_once(": ").map(|(n, _)| n))
-        .collect();
-    run.check(
-        names == ["loopguard", "policy", "interface"],
-        "expected `loopguard:`, `policy:`, `interface:` lines",
-    )
-    .check(
-        out.contains(&format!(
-            "interface: {}\n",
-            loopguard_host::INTERFACE_VERSION
-        )),
-        "the WIT's interface version",
-    );
+    let names: Vec<&str> = out.lines().filter_map(|l| l.split_once(": ").map(|(n, _)| n)).collect();
+    run.check(names == ["loopguard", "policy", "interface"], "expected `loopguard:`, `policy:`, `interface:` lines")
+        .check(
+            out.contains(&format!("interface: {}\n", loopguard_host::INTERFACE_VERSION)),
+            "the WIT's interface version",
+        );
 }
 
 #[test]
@@ -109,24 +82,13 @@ fn fails_with(run: Run, needles: &[&str]) {
         && !err.contains("panicked")
         && !err.contains("RUST_BACKTRACE")
         && !err.contains("stack backtrace");
-    run.check(
-        ok,
-        &format!("expected one `loopguard: …` line mentioning {needles:?}, no panic"),
-    );
+    run.check(ok, &format!("expected one `loopguard: …` line mentioning {needles:?}, no panic"));
 }
 
 fn replay(dir: &TempDir, config: &str, trace: &[u8]) -> Run {
     let config = dir.write("config.json5", config);
     let trace = dir.write("trace.jsonl", trace);
-    loopguard(
-        [
-            "replay".as_ref(),
-            "--config".as_ref(),
-            config.as_os_str(),
-            trace.as_os_str(),
-        ],
-        None,
-    )
+    loopguard(["replay".as_ref(), "--config".as_ref(), config.as_os_str(), trace.as_os_str()], None)
 }
 
 const ON: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
@@ -137,9 +99,21 @@ fn bad_trace_lines_name_the_line_and_field() {
     let cases: &[(&str, String, &[&str])] = &[
         ("not json", format!("{CALL}\nthis is not json\n"), &["line 2"]),
         ("not an object", format!("{CALL}\n[1,2]\n"), &["line 2"]),
-        ("missing session", format!("{CALL}\n{{\"kind\":\"tool_call\",\"tool\":\"read\",\"args\":null}}\n"), &["line 2", "session"]),
-        ("missing args", format!("{CALL}\n{{\"kind\":\"tool_call\",\"session\":\"s\",\"tool\":\"read\"}}\n"), &["line 2", "args"]),
-        ("wrong type", format!("{CALL}\n{{\"kind\":\"tool_call\",\"session\":7,\"tool\":\"read\",\"args\":null}}\n"), &["line 2", "session"]),
+        (
+            "missing session",
+            format!("{CALL}\n{{\"kind\":\"tool_call\",\"tool\":\"read\",\"args\":null}}\n"),
+            &["line 2", "session"],
+        ),
+        (
+            "missing args",
+            format!("{CALL}\n{{\"kind\":\"tool_call\",\"session\":\"s\",\"tool\":\"read\"}}\n"),
+            &["line 2", "args"],
+        ),
+        (
+            "wrong type",
+            format!("{CALL}\n{{\"kind\":\"tool_call\",\"session\":7,\"tool\":\"read\",\"args\":null}}\n"),
+            &["line 2", "session"],
+        ),
         ("unknown kind", format!("{CALL}\n{{\"kind\":\"teleport\",\"session\":\"s\"}}\n"), &["line 2", "kind"]),
         ("missing kind", format!("{CALL}\n\n{{\"session\":\"s\"}}\n"), &["line 3", "kind"]),
         ("invalid UTF-8", format!("{CALL}\n{{\"kind\":\"tool_call\",\"session\":\"\u{FFFD}\"}}\n"), &[]),
@@ -148,17 +122,10 @@ fn bad_trace_lines_name_the_line_and_field() {
         let dir = TempDir::new("bad-trace");
         let mut bytes = trace.clone().into_bytes();
         if *name == "invalid UTF-8" {
-            let at = bytes
-                .windows(3)
-                .position(|w| w == "\u{FFFD}".as_bytes())
-                .expect("marker");
+            let at = bytes.windows(3).position(|w| w == "\u{FFFD}".as_bytes()).expect("marker");
             bytes.splice(at..at + 3, [0xff, 0xfe]);
         }
-        let needles: Vec<&str> = if *name == "invalid UTF-8" {
-            vec!["line 2", "UTF-8"]
-        } else {
-            needles.to_vec()
-        };
+        let needles: Vec<&str> = if *name == "invalid UTF-8" { vec!["line 2", "UTF-8"] } else { needles.to_vec() };
         eprintln!("case: {name}");
         fails_with(replay(&dir, ON, &bytes), &needles);
     }
@@ -167,36 +134,16 @@ fn bad_trace_lines_name_the_line_and_field() {
 #[test]
 fn invalid_configs_name_the_config_path() {
     let cases: &[(&str, &str, &[&str])] = &[
-        (
-            "wrong type",
-            r#"{"tools":{"loopDetection":{"enabled":"yes"}}}"#,
-            &["tools.loopDetection.enabled"],
-        ),
-        (
-            "unknown key",
-            r#"{"tools":{"loopDetection":{"enabeld":true}}}"#,
-            &["tools.loopDetection", "enabeld"],
-        ),
+        ("wrong type", r#"{"tools":{"loopDetection":{"enabled":"yes"}}}"#, &["tools.loopDetection.enabled"]),
+        ("unknown key", r#"{"tools":{"loopDetection":{"enabeld":true}}}"#, &["tools.loopDetection", "enabeld"]),
         (
             "warning >= critical",
             r#"{"tools":{"loopDetection":{"warningThreshold":20,"criticalThreshold":20}}}"#,
             &["tools.loopDetection.warningThreshold"],
         ),
-        (
-            "zero history",
-            r#"{"tools":{"loopDetection":{"historySize":0}}}"#,
-            &["tools.loopDetection.historySize"],
-        ),
-        (
-            "negative history",
-            r#"{"tools":{"loopDetection":{"historySize":-5}}}"#,
-            &["tools.loopDetection.historySize"],
-        ),
-        (
-            "zero session cap",
-            r#"{"loopguard":{"maxSessions":0}}"#,
-            &["loopguard.maxSessions"],
-        ),
+        ("zero history", r#"{"tools":{"loopDetection":{"historySize":0}}}"#, &["tools.loopDetection.historySize"]),
+        ("negative history", r#"{"tools":{"loopDetection":{"historySize":-5}}}"#, &["tools.loopDetection.historySize"]),
+        ("zero session cap", r#"{"loopguard":{"maxSessions":0}}"#, &["loopguard.maxSessions"]),
         ("not a document", "{tools: ", &["config.json5"]),
     ];
     for (name, config, needles) in cases {
@@ -209,7 +156,10 @@ fn invalid_configs_name_the_config_path() {
 #[test]
 fn a_16_mib_args_value_is_an_error_not_a_crash() {
     let dir = TempDir::new("huge-args");
-    let huge = format!("{{\"kind\":\"tool_call\",\"session\":\"s1\",\"tool\":\"write\",\"args\":{{\"data\":\"{}\"}}}}\n", "x".repeat(16 << 20));
+    let huge = format!(
+        "{{\"kind\":\"tool_call\",\"session\":\"s1\",\"tool\":\"write\",\"args\":{{\"data\":\"{}\"}}}}\n",
+        "x".repeat(16 << 20)
+    );
     let run = replay(&dir, ON, format!("{CALL}\n{huge}").as_bytes());
     // Either the policy accepts the call or it refuses it with a clear error; it must not trap.
     if run.output.status.success() {
@@ -228,10 +178,7 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         "[".repeat(10_000),
         "]".repeat(10_000)
     );
-    fails_with(
-        replay(&dir, ON, format!("{CALL}\n{deep}").as_bytes()),
-        &["line 2"],
-    );
+    fails_with(replay(&dir, ON, format!("{CALL}\n{deep}").as_bytes()), &["line 2"]);
 }
 
 #[test]
@@ -241,28 +188,12 @@ fn missing_files_and_bad_policies_fail_cleanly() {
     let trace = dir.write("trace.jsonl", CALL);
     let nowhere = dir.path().join("nowhere.json5");
     fails_with(
-        loopguard(
-            [
-                "replay".as_ref(),
-                "--config".as_ref(),
-                nowhere.as_os_str(),
-                trace.as_os_str(),
-            ],
-            None,
-        ),
+        loopguard(["replay".as_ref(), "--config".as_ref(), nowhere.as_os_str(), trace.as_os_str()], None),
         &["nowhere.json5"],
     );
     let no_trace = dir.path().join("no-trace.jsonl");
     fails_with(
-        loopguard(
-            [
-                "replay".as_ref(),
-                "--config".as_ref(),
-                config.as_os_str(),
-                no_trace.as_os_str(),
-            ],
-            None,
-        ),
+        loopguard(["replay".as_ref(), "--config".as_ref(), config.as_os_str(), no_trace.as_os_str()], None),
         &["no-trace.jsonl"],
     );
 
@@ -316,15 +247,8 @@ fn a_trace_larger_than_one_chunk_keeps_its_line_numbers() {
     let run = replay(&dir, ON, trace.as_bytes()).success();
     let _ = loopguard_host::use_compile_cache(&workspace_root().join("target/wasmtime-cache"));
     let policy = loopguard_host::Policy::from_file(policy_wasm()).expect("loads");
-    let whole = policy
-        .gateway(ON)
-        .expect("config")
-        .apply_events(&trace, 1)
-        .expect("replays");
+    let whole = policy.gateway(ON).expect("config").apply_events(&trace, 1).expect("replays");
     let same = run.stdout() == whole;
-    let run = run.check(
-        same,
-        "chunked CLI output differs from one apply-events call",
-    );
+    let run = run.check(same, "chunked CLI output differs from one apply-events call");
     run.check(whole.lines().count() == 60_000, "one decision per line");
 }

@@ -16,10 +16,7 @@ pub mod wave;
 
 /// The workspace root (the parent of this crate's directory).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
 /// The one built policy component every test and script uses.
@@ -53,8 +50,7 @@ pub struct Scenario {
 impl Scenario {
     /// Reads a file of the scenario, panicking with its path.
     pub fn read(path: &Path) -> String {
-        std::fs::read_to_string(path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
     }
 }
 
@@ -63,30 +59,18 @@ impl Scenario {
 pub fn scenarios() -> Vec<Scenario> {
     let root = workspace_root().join("examples/traces");
     let mut found = Vec::new();
-    let entries =
-        std::fs::read_dir(&root).unwrap_or_else(|e| panic!("cannot list {}: {e}", root.display()));
+    let entries = std::fs::read_dir(&root).unwrap_or_else(|e| panic!("cannot list {}: {e}", root.display()));
     for entry in entries.flatten() {
         let dir = entry.path();
-        let config = ["config.json5", "config.json"]
-            .iter()
-            .map(|f| dir.join(f))
-            .find(|p| p.is_file());
+        let config = ["config.json5", "config.json"].iter().map(|f| dir.join(f)).find(|p| p.is_file());
         let (trace, expected) = (dir.join("trace.jsonl"), dir.join("expected.jsonl"));
         if let (Some(config), true, true) = (config, trace.is_file(), expected.is_file()) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            found.push(Scenario {
-                name,
-                config,
-                trace,
-                expected,
-            });
+            found.push(Scenario { name, config, trace, expected });
         }
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
-    assert!(
-        found.iter().any(|s| s.name == "quickstart"),
-        "examples/traces/quickstart is missing"
-    );
+    assert!(found.iter().any(|s| s.name == "quickstart"), "examples/traces/quickstart is missing");
     found
 }
 
@@ -112,9 +96,7 @@ pub fn diff_decisions(expected: &str, actual: &str) -> Option<String> {
         }
     }
     if shown == 0 {
-        report.push_str(
-            "(lines are equal; the difference is in line endings or a trailing newline)\n",
-        );
+        report.push_str("(lines are equal; the difference is in line endings or a trailing newline)\n");
     }
     Some(report)
 }
@@ -122,9 +104,8 @@ pub fn diff_decisions(expected: &str, actual: &str) -> Option<String> {
 /// Looks for an executable on `PATH`, then in the project venv and `~/.cargo/bin` (where
 /// `scripts/setup.sh` installs), so `cargo test` works without the script's `PATH`.
 pub fn find_tool(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     dirs.push(workspace_root().join(".venv/bin"));
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(Path::new(&home).join(".cargo/bin"));
@@ -147,12 +128,9 @@ impl TempDir {
     pub fn new(label: &str) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = workspace_root()
-            .join("target/test-tmp")
-            .join(format!("{label}-{}-{n}", std::process::id()));
+        let dir = workspace_root().join("target/test-tmp").join(format!("{label}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
         TempDir(dir)
     }
 
@@ -164,8 +142,7 @@ impl TempDir {
     /// Writes `contents` to `name` inside the directory and returns the file's path.
     pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.0.join(name);
-        std::fs::write(&path, contents)
-            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         path
     }
 }
@@ -192,18 +169,10 @@ impl Run {
         S: AsRef<OsStr>,
     {
         let mut cmd = Command::new(program);
-        cmd.args(args).stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("RUST_BACKTRACE", "1");
+        cmd.args(args).stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).env("RUST_BACKTRACE", "1");
         let command = format!("{cmd:?}");
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {command}: {e}"));
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {command}: {e}"));
         if let Some(input) = stdin {
             let mut pipe = child.stdin.take().expect("stdin is piped");
             let input = input.to_vec();
@@ -213,9 +182,7 @@ impl Run {
                 let _ = pipe.write_all(&input);
             });
         }
-        let output = child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("cannot wait for {command}: {e}"));
+        let output = child.wait_with_output().unwrap_or_else(|e| panic!("cannot wait for {command}: {e}"));
         Run { command, output }
     }
 
@@ -231,16 +198,10 @@ impl Run {
 
     /// Everything about the run, for a failure message.
     pub fn describe(&self) -> String {
-        let cwd = std::env::current_dir()
-            .map(|d| d.display().to_string())
-            .unwrap_or_default();
+        let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
         let out = self.stdout();
         let out = if out.len() > 4000 {
-            format!(
-                "{}… ({} bytes)",
-                &out[..out.floor_char_boundary(4000)],
-                out.len()
-            )
+            format!("{}… ({} bytes)", &out[..out.floor_char_boundary(4000)], out.len())
         } else {
             out
         };
@@ -254,22 +215,13 @@ impl Run {
 
     /// Panics (with everything) unless the command succeeded.
     pub fn success(self) -> Self {
-        assert!(
-            self.output.status.success(),
-            "command failed{}",
-            self.describe()
-        );
+        assert!(self.output.status.success(), "command failed{}", self.describe());
         self
     }
 
     /// Panics (with everything) unless the command exited with `code`.
     pub fn code(self, code: i32) -> Self {
-        assert_eq!(
-            self.output.status.code(),
-            Some(code),
-            "unexpected exit status{}",
-            self.describe()
-        );
+        assert_eq!(self.output.status.code(), Some(code), "unexpected exit status{}", self.describe());
         self
     }
 

@@ -26,9 +26,7 @@ pub fn string(text: &str) -> String {
 
 /// Parses a WAVE string literal at the start of `s`; returns the text and the rest of `s`.
 pub fn parse_string(s: &str) -> Result<(String, &str), String> {
-    let body = s
-        .strip_prefix('"')
-        .ok_or_else(|| format!("expected a string literal, found {s:.40}"))?;
+    let body = s.strip_prefix('"').ok_or_else(|| format!("expected a string literal, found {s:.40}"))?;
     let mut out = String::with_capacity(body.len());
     let mut chars = body.char_indices();
     while let Some((i, c)) = chars.next() {
@@ -44,16 +42,9 @@ pub fn parse_string(s: &str) -> Result<(String, &str), String> {
                 Some('u') => {
                     let rest = &body[i + 2..];
                     let close = rest.find('}').ok_or("unterminated \\u{…} escape")?;
-                    let hex = rest
-                        .get(1..close)
-                        .filter(|_| rest.starts_with('{'))
-                        .ok_or("bad \\u escape")?;
-                    let code = u32::from_str_radix(hex, 16)
-                        .map_err(|e| format!("bad \\u{{{hex}}}: {e}"))?;
-                    out.push(
-                        char::from_u32(code)
-                            .ok_or_else(|| format!("\\u{{{hex}}} is not a char"))?,
-                    );
+                    let hex = rest.get(1..close).filter(|_| rest.starts_with('{')).ok_or("bad \\u escape")?;
+                    let code = u32::from_str_radix(hex, 16).map_err(|e| format!("bad \\u{{{hex}}}: {e}"))?;
+                    out.push(char::from_u32(code).ok_or_else(|| format!("\\u{{{hex}}} is not a char"))?);
                     for _ in 0..=close {
                         chars.next();
                     }
@@ -86,16 +77,7 @@ mod tests {
 
     #[test]
     fn round_trips_every_escape() {
-        for text in [
-            "",
-            "plain",
-            "q\"uote",
-            "back\\slash",
-            "line\nfeed\r\n",
-            "tab\t",
-            "bell\u{7}",
-            "ünï\u{1F600}",
-        ] {
+        for text in ["", "plain", "q\"uote", "back\\slash", "line\nfeed\r\n", "tab\t", "bell\u{7}", "ünï\u{1F600}"] {
             let lit = string(text);
             let (back, rest) = parse_string(&lit).expect("parses");
             assert_eq!(back, text, "literal {lit}");

@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use loopguard_tests::{policy_wasm, require_tool, workspace_root, Run};
 
 fn wasm_tools(args: &[&std::ffi::OsStr]) -> String {
-    Run::new(&require_tool("wasm-tools"), args, None)
-        .success()
-        .stdout()
+    Run::new(&require_tool("wasm-tools"), args, None).success().stdout()
 }
 
 #[test]
@@ -58,52 +56,32 @@ fn policy_interfaces(wit: &str) -> BTreeMap<String, String> {
 
 #[test]
 fn component_implements_the_wit_interfaces() {
-    let from_source = wasm_tools(&[
-        "component".as_ref(),
-        "wit".as_ref(),
-        workspace_root().join("wit").as_os_str(),
-    ]);
-    let from_wasm = wasm_tools(&[
-        "component".as_ref(),
-        "wit".as_ref(),
-        policy_wasm().as_os_str(),
-    ]);
-    let (source, wasm) = (
-        policy_interfaces(&from_source),
-        policy_interfaces(&from_wasm),
-    );
+    let from_source = wasm_tools(&["component".as_ref(), "wit".as_ref(), workspace_root().join("wit").as_os_str()]);
+    let from_wasm = wasm_tools(&["component".as_ref(), "wit".as_ref(), policy_wasm().as_os_str()]);
+    let (source, wasm) = (policy_interfaces(&from_source), policy_interfaces(&from_wasm));
     assert!(
         source.contains_key("types") && source.contains_key("guard"),
         "wit/ must define interfaces `types` and `guard`; found {:?}",
         source.keys()
     );
     for (name, body) in &source {
-        assert_eq!(
-            Some(body),
-            wasm.get(name),
-            "interface `{name}` of the component differs from wit/policy.wit"
-        );
+        assert_eq!(Some(body), wasm.get(name), "interface `{name}` of the component differs from wit/policy.wit");
     }
     // The world is renamed `root` in a component; its exports must all be there.
     let version = loopguard_host::INTERFACE_VERSION;
     for export in [
         "export version: func() -> string;".to_string(),
         "export interface-version: func() -> string;".to_string(),
-        "export replay: func(config: string, trace: string) -> result<string, policy-error>;"
-            .to_string(),
+        "export replay: func(config: string, trace: string) -> result<string, policy-error>;".to_string(),
         format!("export loopguard:policy/guard@{version};"),
     ] {
-        assert!(
-            from_wasm.contains(&export),
-            "the component does not `{export}`:\n{from_wasm}"
-        );
+        assert!(from_wasm.contains(&export), "the component does not `{export}`:\n{from_wasm}");
     }
 }
 
 #[test]
 fn interface_parser_sees_a_difference() {
-    let a =
-        "package loopguard:policy@1.0.0;\ninterface types {\n  record r {\n    a: u32,\n  }\n}\n";
+    let a = "package loopguard:policy@1.0.0;\ninterface types {\n  record r {\n    a: u32,\n  }\n}\n";
     let b = "package root:component;\nworld root {}\npackage loopguard:policy@1.0.0 {\n  interface types {\n    record r {\n      a: u64,\n    }\n  }\n}\npackage wasi:x@1.0.0 {\n  interface types {\n  }\n}\n";
     let (pa, pb) = (policy_interfaces(a), policy_interfaces(b));
     assert_eq!(pa["types"], "record r {\na: u32,\n}\n");

@@ -9,11 +9,7 @@ use loopguard_tests::{diff_decisions, policy_wasm, scenarios, workspace_root, Sc
 /// under `target/` (compiling the component in a debug build takes seconds).
 fn load(from_file: bool) -> Policy {
     let _ = loopguard_host::use_compile_cache(&workspace_root().join("target/wasmtime-cache"));
-    let policy = if from_file {
-        Policy::from_file(policy_wasm())
-    } else {
-        Policy::embedded()
-    };
+    let policy = if from_file { Policy::from_file(policy_wasm()) } else { Policy::embedded() };
     policy.expect("the built policy loads")
 }
 
@@ -32,12 +28,8 @@ fn golden_traces_through_the_host_library() {
         let config = Scenario::read(&scenario.config);
         let trace = Scenario::read(&scenario.trace);
 
-        let mut gateway = policy
-            .gateway(&config)
-            .unwrap_or_else(|e| panic!("{}: config: {e}", scenario.name));
-        let whole = gateway
-            .apply_events(&trace, 1)
-            .unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
+        let mut gateway = policy.gateway(&config).unwrap_or_else(|e| panic!("{}: config: {e}", scenario.name));
+        let whole = gateway.apply_events(&trace, 1).unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
         check(&scenario, "one apply-events call", &whole, &mut failures);
 
         // Chunks of one line each: `first-line` must carry the numbering across calls.
@@ -45,17 +37,10 @@ fn golden_traces_through_the_host_library() {
         let mut out = Vec::new();
         replay::stream(&mut gateway, &mut trace.as_bytes(), &mut out, 1)
             .unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
-        check(
-            &scenario,
-            "one line per call",
-            &String::from_utf8(out).expect("UTF-8"),
-            &mut failures,
-        );
+        check(&scenario, "one line per call", &String::from_utf8(out).expect("UTF-8"), &mut failures);
 
         let mut instance = policy.instantiate().expect("instantiates");
-        let replayed = instance
-            .replay(&config, &trace)
-            .unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
+        let replayed = instance.replay(&config, &trace).unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
         check(&scenario, "replay export", &replayed, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -86,8 +71,5 @@ fn embedded_policy_is_the_built_file() {
         "the embedded policy differs from target/policy/…/loopguard_policy.wasm; rebuild loopguard-host"
     );
     let mut instance = embedded.instantiate().expect("instantiates");
-    assert_eq!(
-        instance.interface_version().expect("callable"),
-        loopguard_host::INTERFACE_VERSION
-    );
+    assert_eq!(instance.interface_version().expect("callable"), loopguard_host::INTERFACE_VERSION);
 }

@@ -58,8 +58,7 @@ impl BurstEntry {
     }
 
     fn cooldown_at(&self, now: i64) -> Option<i64> {
-        (self.cooldown_started_at <= now && now < self.cooldown_until)
-            .then_some(self.cooldown_until)
+        (self.cooldown_started_at <= now && now < self.cooldown_until).then_some(self.cooldown_until)
     }
 
     /// Spec §2.5 steps 3–9 for an event at `event.ts`: records it (unless its id is already in
@@ -130,10 +129,7 @@ mod tests {
             b.record(ev(t, t as u64 + 100), 500, 1_000);
         }
         assert_eq!(b.events.len(), BURST_RETENTION);
-        assert!(
-            b.events.iter().all(|e| e.ts != 5_000),
-            "the earliest-recorded event went first"
-        );
+        assert!(b.events.iter().all(|e| e.ts != 5_000), "the earliest-recorded event went first");
     }
 
     #[test]

@@ -108,11 +108,7 @@ mod tests {
     fn utf16_order_differs_from_utf8_for_astral_vs_high_bmp() {
         // U+1F600 is the surrogate pair D83D DE00; U+FF5E is one unit FF5E. JS: "😀" < "～".
         assert_eq!(cmp_utf16("\u{1F600}", "\u{FF5E}"), Ordering::Less);
-        assert_eq!(
-            "\u{1F600}".cmp("\u{FF5E}"),
-            Ordering::Greater,
-            "UTF-8 byte order disagrees"
-        );
+        assert_eq!("\u{1F600}".cmp("\u{FF5E}"), Ordering::Greater, "UTF-8 byte order disagrees");
         assert_eq!(cmp_utf16("a", "b"), Ordering::Less);
         assert_eq!(cmp_utf16("ab", "a"), Ordering::Greater);
         assert_eq!(cmp_utf16("é", "z"), Ordering::Greater);
@@ -132,10 +128,7 @@ mod tests {
     #[test]
     fn keys_collide_exactly_like_the_joined_text() {
         // OpenClaw joins with U+0001, so ids containing it collide there too.
-        assert_eq!(
-            burst_key("a\u{1}b", "c", "r"),
-            burst_key("a", "b\u{1}c", "r")
-        );
+        assert_eq!(burst_key("a\u{1}b", "c", "r"), burst_key("a", "b\u{1}c", "r"));
     }
 
     #[test]
@@ -143,10 +136,7 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             ("  id ", "id"),
             ("\t\n\u{B}\u{C}\r id \u{2028}\u{2029}", "id"),
-            (
-                "\u{A0}\u{1680}\u{2000}\u{200A}\u{202F}\u{205F}\u{3000}id",
-                "id",
-            ),
+            ("\u{A0}\u{1680}\u{2000}\u{200A}\u{202F}\u{205F}\u{3000}id", "id"),
             ("\u{FEFF}id\u{FEFF}", "id"),
             ("\u{85}id\u{85}", "\u{85}id\u{85}"), // NEL is not JS whitespace
             ("\u{180E}id", "\u{180E}id"),         // no longer Zs

@@ -128,14 +128,7 @@ impl BotGuard {
 
     /// Records one bot message and decides (spec §2.4 `recordAndCheck`, with §2.5 and stage D).
     pub fn record_and_check(&mut self, facts: &BotFacts, settings: &PairSettings) -> BotDecision {
-        let ids_missing = [
-            facts.scope,
-            facts.conversation,
-            facts.sender,
-            facts.receiver,
-        ]
-        .iter()
-        .any(|s| s.is_empty());
+        let ids_missing = [facts.scope, facts.conversation, facts.sender, facts.receiver].iter().any(|s| s.is_empty());
         if !settings.enabled
             || ids_missing
             || facts.sender == facts.receiver
@@ -150,16 +143,9 @@ impl BotGuard {
             self.prune(now);
         }
         let id = key::event_id_digest(facts.event_id);
-        let pair_key = key::pair_key(
-            facts.scope,
-            facts.conversation,
-            facts.sender,
-            facts.receiver,
-        );
+        let pair_key = key::pair_key(facts.scope, facts.conversation, facts.sender, facts.receiver);
         let window_ms = settings.window_ms;
-        let pair = self
-            .pairs
-            .entry_or_insert_with(&pair_key, || PairEntry::new(window_ms));
+        let pair = self.pairs.entry_or_insert_with(&pair_key, || PairEntry::new(window_ms));
         pair.window_ms = window_ms;
         pair.drop_expired(now, window_ms);
         let replay = pair.holds_id(id);
@@ -176,11 +162,7 @@ impl BotGuard {
         if replay {
             return later_of(None, burst);
         }
-        let tripped = pair.record(
-            Event { ts: now, id },
-            settings.max_events_per_window,
-            settings.cooldown_ms,
-        );
+        let tripped = pair.record(Event { ts: now, id }, settings.max_events_per_window, settings.cooldown_ms);
         later_of(tripped, burst)
     }
 
@@ -188,14 +170,8 @@ impl BotGuard {
     fn record_burst(&mut self, facts: &BotFacts, settings: &PairSettings, id: u64) -> Option<i64> {
         let limit = settings.max_conversation_bot_events.filter(|&n| n > 0)?;
         let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
-        let event = BurstEvent {
-            ts: facts.now_ms,
-            sender: key::sender_digest(facts.sender),
-            id,
-        };
-        self.bursts
-            .entry_or_insert_with(&key, BurstEntry::default)
-            .record(event, limit, settings.cooldown_ms)
+        let event = BurstEvent { ts: facts.now_ms, sender: key::sender_digest(facts.sender), id };
+        self.bursts.entry_or_insert_with(&key, BurstEntry::default).record(event, limit, settings.cooldown_ms)
     }
 
     /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries.
@@ -237,8 +213,5 @@ fn later_of(pair: Option<i64>, burst: Option<i64>) -> BotDecision {
         (Some(p), _) => (p, Budget::Pair),
         (None, Some(b)) => (b, Budget::Burst),
     };
-    BotDecision::Suppress {
-        cooldown_until_ms: until,
-        budget,
-    }
+    BotDecision::Suppress { cooldown_until_ms: until, budget }
 }

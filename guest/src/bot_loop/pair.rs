@@ -32,12 +32,7 @@ pub struct PairEntry {
 impl PairEntry {
     /// A fresh entry for a window (spec §2.4 step 7).
     pub fn new(window_ms: i64) -> Self {
-        Self {
-            events: Vec::new(),
-            window_ms,
-            cooldown_started_at: 0,
-            cooldown_until: 0,
-        }
+        Self { events: Vec::new(), window_ms, cooldown_started_at: 0, cooldown_until: 0 }
     }
 
     /// Drops events that left the window: an event stays while `ts > now − window`.
@@ -60,8 +55,7 @@ impl PairEntry {
     /// The cooldown deadline if `now` is inside it: `started <= now < until`. An event older than
     /// the cooldown start (a late arrival) does not inherit it.
     pub fn cooldown_at(&self, now: i64) -> Option<i64> {
-        (self.cooldown_started_at <= now && now < self.cooldown_until)
-            .then_some(self.cooldown_until)
+        (self.cooldown_started_at <= now && now < self.cooldown_until).then_some(self.cooldown_until)
     }
 
     /// Records the event and applies the budget (spec §2.4 step 12). Returns the new cooldown
@@ -87,15 +81,9 @@ impl PairEntry {
     fn push(&mut self, event: Event, max_events: i64) {
         let len = self.events.len();
         if len == self.events.capacity() {
-            let cap = usize::try_from(max_events)
-                .unwrap_or(usize::MAX)
-                .saturating_add(1);
+            let cap = usize::try_from(max_events).unwrap_or(usize::MAX).saturating_add(1);
             let room = cap.saturating_sub(len);
-            let grow = if room > 0 {
-                len.max(1).min(room)
-            } else {
-                len.max(1)
-            };
+            let grow = if room > 0 { len.max(1).min(room) } else { len.max(1) };
             self.events.reserve_exact(grow);
         }
         self.events.push(event);

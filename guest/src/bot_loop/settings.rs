@@ -111,9 +111,7 @@ pub fn merge(broader: &Layer, narrower: &Layer) -> Layer {
         max_events: narrower.max_events.or(broader.max_events),
         window_seconds: narrower.window_seconds.or(broader.window_seconds),
         cooldown_seconds: narrower.cooldown_seconds.or(broader.cooldown_seconds),
-        max_conversation_bot_events: narrower
-            .max_conversation_bot_events
-            .or(broader.max_conversation_bot_events),
+        max_conversation_bot_events: narrower.max_conversation_bot_events.or(broader.max_conversation_bot_events),
     }
 }
 
@@ -122,11 +120,7 @@ pub fn merge(broader: &Layer, narrower: &Layer) -> Layer {
 pub fn resolve(config: &Layer, defaults: &Layer, default_enabled: bool) -> PairSettings {
     PairSettings {
         enabled: resolve_enabled(config.enabled, defaults.enabled) && default_enabled,
-        max_events_per_window: resolve_positive(
-            config.max_events,
-            defaults.max_events,
-            DEFAULT_MAX_EVENTS,
-        ),
+        max_events_per_window: resolve_positive(config.max_events, defaults.max_events, DEFAULT_MAX_EVENTS),
         window_ms: seconds_to_ms(resolve_positive(
             config.window_seconds,
             defaults.window_seconds,
@@ -155,20 +149,14 @@ pub fn resolve_enabled(config: Raw, defaults: Raw) -> bool {
 /// The first finite number > 0 of `config`, `defaults`, `builtin`, floored. A value in (0, 1)
 /// is accepted and floors to 0 (which then disables the pair budget, §2.4 step 4).
 pub fn resolve_positive(config: Raw, defaults: Raw, builtin: f64) -> i64 {
-    let pick = [config, defaults]
-        .into_iter()
-        .find_map(positive)
-        .unwrap_or(builtin);
+    let pick = [config, defaults].into_iter().find_map(positive).unwrap_or(builtin);
     floor_to_i64(pick)
 }
 
 /// The first finite number > 0 whose floor is ≤ 500, of `config` then `defaults`, floored.
 /// `None` (burst budget off) when neither qualifies, or when the chosen value floors to 0.
 pub fn resolve_burst_limit(config: Raw, defaults: Raw) -> Option<u32> {
-    let pick = [config, defaults]
-        .into_iter()
-        .filter_map(positive)
-        .find(|n| n.floor() <= MAX_BURST_LIMIT)?;
+    let pick = [config, defaults].into_iter().filter_map(positive).find(|n| n.floor() <= MAX_BURST_LIMIT)?;
     // pick is in (0, 501), so the floor is an integer in 0..=500.
     match floor_to_i64(pick) {
         0 => None,
@@ -207,20 +195,8 @@ mod tests {
         }
     }
 
-    fn settings(
-        enabled: bool,
-        max: i64,
-        window_ms: i64,
-        cooldown_ms: i64,
-        burst: Option<u32>,
-    ) -> PairSettings {
-        PairSettings {
-            enabled,
-            max_events_per_window: max,
-            window_ms,
-            cooldown_ms,
-            max_conversation_bot_events: burst,
-        }
+    fn settings(enabled: bool, max: i64, window_ms: i64, cooldown_ms: i64, burst: Option<u32>) -> PairSettings {
+        PairSettings { enabled, max_events_per_window: max, window_ms, cooldown_ms, max_conversation_bot_events: burst }
     }
 
     const M: Raw = Missing;
@@ -341,15 +317,9 @@ mod tests {
         let account = layer(M, Num(5.0), M, M, M);
         let room = layer(M, Num(0.0), M, M, M);
         let defaults = layer(M, Num(8.0), M, M, M);
-        assert_eq!(
-            resolve(&merge(&account, &room), &defaults, true).max_events_per_window,
-            8
-        );
+        assert_eq!(resolve(&merge(&account, &room), &defaults, true).max_events_per_window, 8);
         let room_null = layer(M, Other, M, M, M);
-        assert_eq!(
-            resolve(&merge(&account, &room_null), &Layer::EMPTY, true).max_events_per_window,
-            20
-        );
+        assert_eq!(resolve(&merge(&account, &room_null), &Layer::EMPTY, true).max_events_per_window, 20);
     }
 
     #[test]

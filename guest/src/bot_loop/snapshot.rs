@@ -42,11 +42,6 @@ impl BotGuard {
     pub fn restore(snapshot: BotGuardSnapshot, max_pairs: usize) -> Self {
         let pairs = BoundedMap::from_ordered(max_pairs, snapshot.pairs);
         let bursts = BoundedMap::from_ordered(max_pairs, snapshot.bursts);
-        Self {
-            pairs,
-            bursts,
-            next_prune_at: snapshot.next_prune_at,
-            evicted_before: snapshot.evicted,
-        }
+        Self { pairs, bursts, next_prune_at: snapshot.next_prune_at, evicted_before: snapshot.evicted }
     }
 }

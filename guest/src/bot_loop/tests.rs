@@ -17,12 +17,7 @@ pub(super) use Want::{A, B, P};
 
 pub(super) type Step = (i64, &'static str, Option<&'static str>, Want);
 
-pub(super) fn settings(
-    max: i64,
-    window_ms: i64,
-    cooldown_ms: i64,
-    burst: Option<u32>,
-) -> PairSettings {
+pub(super) fn settings(max: i64, window_ms: i64, cooldown_ms: i64, burst: Option<u32>) -> PairSettings {
     PairSettings {
         enabled: true,
         max_events_per_window: max,
@@ -36,30 +31,13 @@ pub(super) fn settings(
 pub(super) fn run(guard: &mut BotGuard, s: &PairSettings, steps: &[Step]) {
     for (i, &(now_ms, who, event_id, want)) in steps.iter().enumerate() {
         let (sender, receiver) = who.split_once('>').unwrap_or((who, ""));
-        let facts = BotFacts {
-            scope: "acct",
-            conversation: "c1",
-            sender,
-            receiver,
-            now_ms,
-            event_id,
-        };
+        let facts = BotFacts { scope: "acct", conversation: "c1", sender, receiver, now_ms, event_id };
         let want = match want {
             A => BotDecision::Allow,
-            P(until) => BotDecision::Suppress {
-                cooldown_until_ms: until,
-                budget: Budget::Pair,
-            },
-            B(until) => BotDecision::Suppress {
-                cooldown_until_ms: until,
-                budget: Budget::Burst,
-            },
+            P(until) => BotDecision::Suppress { cooldown_until_ms: until, budget: Budget::Pair },
+            B(until) => BotDecision::Suppress { cooldown_until_ms: until, budget: Budget::Burst },
         };
-        assert_eq!(
-            guard.record_and_check(&facts, s),
-            want,
-            "step {i}: {now_ms} {who} {event_id:?}"
-        );
+        assert_eq!(guard.record_and_check(&facts, s), want, "step {i}: {now_ms} {who} {event_id:?}");
     }
 }
 
@@ -306,11 +284,7 @@ fn prune_runs_at_most_once_per_minute_of_event_time() {
 fn prune_keeps_entries_whose_cooldown_is_running() {
     let s = settings(1, 1_000, 100_000, None);
     let mut guard = BotGuard::new(100);
-    run(
-        &mut guard,
-        &s,
-        &[(0, "a>b", None, A), (1, "a>b", None, P(100_001))],
-    );
+    run(&mut guard, &s, &[(0, "a>b", None, A), (1, "a>b", None, P(100_001))]);
     run(&mut guard, &s, &[(70_000, "x>y", None, A)]); // prunes: a-b has no events, cooldown runs
     assert_eq!(guard.pair_count(), 2);
     run(&mut guard, &s, &[(99_000, "a>b", None, P(100_001))]);
@@ -322,11 +296,7 @@ fn prune_keeps_entries_whose_cooldown_is_running() {
 fn snapshot_round_trip_continues_identically() {
     let s = settings(2, 60_000, 10_000, Some(3));
     let mut guard = BotGuard::new(100);
-    run(
-        &mut guard,
-        &s,
-        &[(0, "a>b", Some("e1"), A), (1, "b>a", None, A)],
-    );
+    run(&mut guard, &s, &[(0, "a>b", Some("e1"), A), (1, "b>a", None, A)]);
     let json = serde_json::to_string(&guard.snapshot()).unwrap_or_default();
     let back: BotGuardSnapshot = serde_json::from_str(&json).unwrap_or_default();
     let mut restored = BotGuard::restore(back, 100);

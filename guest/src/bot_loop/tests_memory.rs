@@ -6,14 +6,7 @@ use super::tests::settings;
 use super::*;
 
 fn facts<'a>(conversation: &'a str, sender: &'a str, now_ms: i64) -> BotFacts<'a> {
-    BotFacts {
-        scope: "acct",
-        conversation,
-        sender,
-        receiver: "me",
-        now_ms,
-        event_id: None,
-    }
+    BotFacts { scope: "acct", conversation, sender, receiver: "me", now_ms, event_id: None }
 }
 
 #[test]
@@ -24,25 +17,14 @@ fn many_distinct_pairs_stay_under_the_cap() {
         let (conversation, sender) = (format!("c{}", i % 1_000), format!("bot{i}"));
         // All at the same instant: no prune helps, only the cap bounds the maps.
         guard.record_and_check(&facts(&conversation, &sender, 0), &s);
-        assert!(
-            guard.pair_count() <= 10_000,
-            "pairs {} at {i}",
-            guard.pair_count()
-        );
-        assert!(
-            guard.burst_count() <= 10_000,
-            "bursts {} at {i}",
-            guard.burst_count()
-        );
+        assert!(guard.pair_count() <= 10_000, "pairs {} at {i}", guard.pair_count());
+        assert!(guard.burst_count() <= 10_000, "bursts {} at {i}", guard.burst_count());
     }
     assert!(guard.evicted() >= 190_000, "evicted {}", guard.evicted());
     // The most recent pair survived eviction: its next event is still counted against it.
     let snap = guard.snapshot();
     let newest = key::pair_key("acct", "c999", "bot199999", "me");
-    assert!(snap
-        .pairs
-        .iter()
-        .any(|(k, p)| *k == newest && p.events.len() == 1));
+    assert!(snap.pairs.iter().any(|(k, p)| *k == newest && p.events.len() == 1));
 }
 
 #[test]

@@ -26,13 +26,8 @@ use crate::bot_loop::settings::{merge, resolve, Layer};
 use crate::bot_loop::PairSettings;
 
 /// The keys a `botLoopProtection` object may have (zod `.strict()`).
-const KEYS: &[&str] = &[
-    "enabled",
-    "maxEventsPerWindow",
-    "windowSeconds",
-    "cooldownSeconds",
-    "maxConversationBotEvents",
-];
+const KEYS: &[&str] =
+    &["enabled", "maxEventsPerWindow", "windowSeconds", "cooldownSeconds", "maxConversationBotEvents"];
 /// Largest accepted `maxConversationBotEvents`.
 const MAX_BURST: i64 = 500;
 /// Slack ids up to this length are case-mapped on the stack.
@@ -126,11 +121,7 @@ impl ChannelLayers {
     /// Slack's room layer: the first entry among the id as given, lowercase, uppercase, then
     /// `channel:` + each, with the `"*"` entry beneath it key by key.
     fn slack_room(&self, id: &str) -> Layer {
-        let entry = self
-            .rooms
-            .get(id)
-            .copied()
-            .or_else(|| self.slack_variant(id));
+        let entry = self.rooms.get(id).copied().or_else(|| self.slack_variant(id));
         match (self.wildcard, entry) {
             (Some(w), Some(e)) => merge(&w, &e),
             (w, e) => e.or(w).unwrap_or_default(),
@@ -162,15 +153,9 @@ impl ChannelLayers {
                 .or_else(|| look("channel:", upper));
         }
         let (lower, upper) = (id.to_lowercase(), id.to_uppercase());
-        [
-            lower.clone(),
-            upper.clone(),
-            format!("channel:{id}"),
-            format!("channel:{lower}"),
-            format!("channel:{upper}"),
-        ]
-        .iter()
-        .find_map(|k| self.rooms.get(k).copied())
+        [lower.clone(), upper.clone(), format!("channel:{id}"), format!("channel:{lower}"), format!("channel:{upper}")]
+            .iter()
+            .find_map(|k| self.rooms.get(k).copied())
     }
 }
 
@@ -194,17 +179,13 @@ fn channel_layers(
     if let Some(accounts) = optional_object(channel, "accounts", path)? {
         for (id, account) in accounts {
             let account_path = format!("{path}.accounts.{id}");
-            let layer =
-                layer_in(as_object(account, &account_path)?, &account_path)?.unwrap_or_default();
+            let layer = layer_in(as_object(account, &account_path)?, &account_path)?.unwrap_or_default();
             raw_accounts.push((id.clone(), layer));
         }
     }
     // Google Chat: accounts other than `default` inherit `accounts.default` beneath them.
     let beneath = match name {
-        "googlechat" => raw_accounts
-            .iter()
-            .find(|(id, _)| id == "default")
-            .map(|(_, l)| *l),
+        "googlechat" => raw_accounts.iter().find(|(id, _)| id == "default").map(|(_, l)| *l),
         _ => None,
     };
     let stack = |id: &str, account: &Layer| match beneath {
@@ -265,10 +246,7 @@ fn optional_object<'a>(
     key: &str,
     path: &str,
 ) -> Result<Option<&'a Map<String, Value>>, ConfigError> {
-    parent
-        .get(key)
-        .map(|v| as_object(v, &format!("{path}.{key}")))
-        .transpose()
+    parent.get(key).map(|v| as_object(v, &format!("{path}.{key}"))).transpose()
 }
 
 fn as_object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ConfigError> {

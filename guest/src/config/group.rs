@@ -114,21 +114,12 @@ impl GroupConfig {
     /// Errors name the path, e.g. `broadcast.discord:123.maxRounds`. Other keys of
     /// `agents.list[]` entries are ignored (they belong to other features).
     pub fn parse(doc: &Value) -> Result<Self, ConfigError> {
-        let global_patterns = match object_at(doc, &["messages", "groupChat"])?
-            .and_then(|g| g.get("mentionPatterns"))
-        {
-            Some(v) => Some(MentionPatterns::compile(
-                v,
-                "messages.groupChat.mentionPatterns",
-            )?),
+        let global_patterns = match object_at(doc, &["messages", "groupChat"])?.and_then(|g| g.get("mentionPatterns")) {
+            Some(v) => Some(MentionPatterns::compile(v, "messages.groupChat.mentionPatterns")?),
             None => None,
         };
         let agent_patterns = parse_agents(doc)?;
-        let mut cfg = Self {
-            global_patterns,
-            agent_patterns,
-            ..Self::default()
-        };
+        let mut cfg = Self { global_patterns, agent_patterns, ..Self::default() };
         let Some(broadcast) = object_at(doc, &["broadcast"])? else {
             return Ok(cfg);
         };
@@ -201,11 +192,7 @@ impl GroupConfig {
         let (items, obj): (&Vec<Value>, Option<&Map<String, Value>>) = match value {
             Value::Array(items) => (items, None),
             Value::Object(obj) => {
-                strict_keys(
-                    obj,
-                    path,
-                    &["agents", "mentionGating", "maxRounds", "maxTurns"],
-                )?;
+                strict_keys(obj, path, &["agents", "mentionGating", "maxRounds", "maxTurns"])?;
                 match obj.get("agents") {
                     Some(Value::Array(items)) => (items, Some(obj)),
                     Some(other) => {
@@ -234,12 +221,8 @@ impl GroupConfig {
             }
         };
         let agents = self.parse_agent_ids(items, path_agents(path, obj.is_some()).as_str())?;
-        let mut entry = BroadcastEntry {
-            max_turns: agents.len().max(1) as u32,
-            agents,
-            mention_gating: true,
-            max_rounds: 1,
-        };
+        let mut entry =
+            BroadcastEntry { max_turns: agents.len().max(1) as u32, agents, mention_gating: true, max_rounds: 1 };
         if let Some(obj) = obj {
             if let Some(g) = opt_bool(obj, path, "mentionGating")? {
                 entry.mention_gating = g;
@@ -259,10 +242,7 @@ impl GroupConfig {
         if items.len() > MAX_AGENTS {
             return Err(ConfigError::new(
                 path,
-                format!(
-                    "lists {} agents; at most {MAX_AGENTS} may take part",
-                    items.len()
-                ),
+                format!("lists {} agents; at most {MAX_AGENTS} may take part", items.len()),
             ));
         }
         let mut agents: Vec<String> = Vec::with_capacity(items.len());
@@ -296,21 +276,9 @@ impl GroupConfig {
     }
 
     fn known_ids_hint(&self) -> String {
-        let ids: Vec<&str> = self
-            .agent_patterns
-            .keys()
-            .take(20)
-            .map(String::as_str)
-            .collect();
-        let more = if self.agent_patterns.len() > ids.len() {
-            ", …"
-        } else {
-            ""
-        };
-        format!(
-            "add it to agents.list or use one of: {}{more}",
-            ids.join(", ")
-        )
+        let ids: Vec<&str> = self.agent_patterns.keys().take(20).map(String::as_str).collect();
+        let more = if self.agent_patterns.len() > ids.len() { ", …" } else { "" };
+        format!("add it to agents.list or use one of: {}{more}", ids.join(", "))
     }
 }
 
@@ -333,28 +301,19 @@ fn parse_agents(doc: &Value) -> Result<BTreeMap<String, MentionPatterns>, Config
         Some(other) => {
             return Err(ConfigError::new(
                 "agents.list",
-                format!(
-                    "must be an array of agent entries, not {}",
-                    type_name(other)
-                ),
+                format!("must be an array of agent entries, not {}", type_name(other)),
             ))
         }
     };
     if let Some(agents) = lookup(doc, &["agents"]) {
         if !agents.is_object() {
-            return Err(ConfigError::new(
-                "agents",
-                format!("must be an object, not {}", type_name(agents)),
-            ));
+            return Err(ConfigError::new("agents", format!("must be an object, not {}", type_name(agents))));
         }
     }
     for (i, item) in items.iter().enumerate() {
         let path = format!("agents.list[{i}]");
         let Value::Object(obj) = item else {
-            return Err(ConfigError::new(
-                path,
-                format!("must be an object with an id, not {}", type_name(item)),
-            ));
+            return Err(ConfigError::new(path, format!("must be an object with an id, not {}", type_name(item))));
         };
         let id = match obj.get("id") {
             Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
@@ -364,12 +323,7 @@ fn parse_agents(doc: &Value) -> Result<BTreeMap<String, MentionPatterns>, Config
                     format!("must be a non-empty string, not {}", type_name(other)),
                 ))
             }
-            None => {
-                return Err(ConfigError::new(
-                    format!("{path}.id"),
-                    "is required: give the agent an id",
-                ))
-            }
+            None => return Err(ConfigError::new(format!("{path}.id"), "is required: give the agent an id")),
         };
         let name = match obj.get("name") {
             None => None,
@@ -401,10 +355,7 @@ fn parse_agents(doc: &Value) -> Result<BTreeMap<String, MentionPatterns>, Config
         out.insert(normalize_agent_id(id), patterns);
     }
     if out.is_empty() {
-        out.insert(
-            IMPLICIT_AGENT.to_string(),
-            MentionPatterns::derived(IMPLICIT_AGENT, None),
-        );
+        out.insert(IMPLICIT_AGENT.to_string(), MentionPatterns::derived(IMPLICIT_AGENT, None));
     }
     Ok(out)
 }

@@ -28,12 +28,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            max_sessions: 10_000,
-            max_pairs: 1_000_000,
-            max_group_threads: 10_000,
-            send_tools: Vec::new(),
-        }
+        Self { max_sessions: 10_000, max_pairs: 1_000_000, max_group_threads: 10_000, send_tools: Vec::new() }
     }
 }
 
@@ -86,8 +81,7 @@ mod tests {
 
     #[test]
     fn reads_caps_and_send_tools() {
-        let l = Limits::parse(&json!({"loopguard": {"maxSessions": 5, "sendTools": ["telegram"]}}))
-            .unwrap();
+        let l = Limits::parse(&json!({"loopguard": {"maxSessions": 5, "sendTools": ["telegram"]}})).unwrap();
         assert_eq!(l.max_sessions, 5);
         assert_eq!(l.send_tools, vec!["telegram".to_string()]);
     }

@@ -53,18 +53,15 @@ impl Config {
             return Self::from_value(&Value::Object(Default::default()));
         }
         check_depth(text)?;
-        let doc: Value = json5::from_str(text)
-            .map_err(|e| ConfigError::new("config", format!("not valid JSON or JSON5: {e}")))?;
+        let doc: Value =
+            json5::from_str(text).map_err(|e| ConfigError::new("config", format!("not valid JSON or JSON5: {e}")))?;
         Self::from_value(&doc)
     }
 
     /// Validates an already parsed document.
     pub fn from_value(doc: &Value) -> Result<Self, ConfigError> {
         if !doc.is_object() {
-            return Err(ConfigError::new(
-                "config",
-                format!("the document must be an object, not {}", type_name(doc)),
-            ));
+            return Err(ConfigError::new("config", format!("the document must be an object, not {}", type_name(doc))));
         }
         Ok(Self {
             tools: tool::ToolLoopConfig::parse(doc)?,
@@ -104,10 +101,7 @@ fn check_depth(text: &str) -> Result<(), ConfigError> {
             b'{' | b'[' => {
                 depth += 1;
                 if depth > MAX_CONFIG_DEPTH {
-                    return Err(ConfigError::new(
-                        "config",
-                        format!("nested deeper than {MAX_CONFIG_DEPTH} levels"),
-                    ));
+                    return Err(ConfigError::new("config", format!("nested deeper than {MAX_CONFIG_DEPTH} levels")));
                 }
             }
             b'}' | b']' => depth = depth.saturating_sub(1),
@@ -125,26 +119,16 @@ pub fn lookup<'a>(doc: &'a Value, path: &[&str]) -> Option<&'a Value> {
 
 /// Reads an optional object at `path`: `None` when absent, an error naming the path when it is
 /// present with another type.
-pub fn object_at<'a>(
-    doc: &'a Value,
-    path: &[&str],
-) -> Result<Option<&'a serde_json::Map<String, Value>>, ConfigError> {
+pub fn object_at<'a>(doc: &'a Value, path: &[&str]) -> Result<Option<&'a serde_json::Map<String, Value>>, ConfigError> {
     match lookup(doc, path) {
         None => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m)),
-        Some(other) => Err(ConfigError::new(
-            path.join("."),
-            format!("must be an object, not {}", type_name(other)),
-        )),
+        Some(other) => Err(ConfigError::new(path.join("."), format!("must be an object, not {}", type_name(other)))),
     }
 }
 
 /// Rejects keys of `obj` that are not in `allowed` (zod `.strict()`).
-pub fn strict_keys(
-    obj: &serde_json::Map<String, Value>,
-    path: &str,
-    allowed: &[&str],
-) -> Result<(), ConfigError> {
+pub fn strict_keys(obj: &serde_json::Map<String, Value>, path: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     for key in obj.keys() {
         if !allowed.contains(&key.as_str()) {
             return Err(ConfigError::new(
@@ -157,18 +141,13 @@ pub fn strict_keys(
 }
 
 /// Reads an optional boolean (absent → `None`); `null` and other types are errors.
-pub fn opt_bool(
-    obj: &serde_json::Map<String, Value>,
-    path: &str,
-    key: &str,
-) -> Result<Option<bool>, ConfigError> {
+pub fn opt_bool(obj: &serde_json::Map<String, Value>, path: &str, key: &str) -> Result<Option<bool>, ConfigError> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(other) => Err(ConfigError::new(
-            format!("{path}.{key}"),
-            format!("must be true or false, not {}", type_name(other)),
-        )),
+        Some(other) => {
+            Err(ConfigError::new(format!("{path}.{key}"), format!("must be true or false, not {}", type_name(other))))
+        }
     }
 }
 
@@ -182,15 +161,12 @@ pub fn opt_int(
     max: i64,
 ) -> Result<Option<i64>, ConfigError> {
     let Some(v) = obj.get(key) else { return Ok(None) };
-    let bounds = if max == i64::MAX {
-        format!("an integer ≥ {min}")
-    } else {
-        format!("an integer from {min} to {max}")
-    };
+    let bounds =
+        if max == i64::MAX { format!("an integer ≥ {min}") } else { format!("an integer from {min} to {max}") };
     let n = match v {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)),
+        Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
+        }
         _ => None,
     };
     match n {

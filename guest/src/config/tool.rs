@@ -78,7 +78,10 @@ impl ToolLoopConfig {
             let id = match entry.get("id") {
                 Some(Value::String(id)) => id,
                 Some(other) => {
-                    return Err(ConfigError::new(format!("{path}.id"), format!("must be a string, not {}", type_name(other))))
+                    return Err(ConfigError::new(
+                        format!("{path}.id"),
+                        format!("must be a string, not {}", type_name(other)),
+                    ))
                 }
                 None => continue,
             };
@@ -97,9 +100,7 @@ impl ToolLoopConfig {
             }
             // The first entry whose normalized id matches is the one OpenClaw selects.
             let key = normalize_agent_id(id);
-            if !agents.contains_key(&key) {
-                agents.insert(key, resolve(Some(&merge(global, block))));
-            }
+            agents.entry(key).or_insert_with(|| resolve(Some(&merge(global, block))));
         }
         Ok(Self { global: resolve(global), agents })
     }
@@ -125,13 +126,8 @@ const KEYS: &[&str] = &[
     "detectors",
     "postCompactionGuard",
 ];
-const INT_KEYS: &[&str] = &[
-    "historySize",
-    "warningThreshold",
-    "unknownToolThreshold",
-    "criticalThreshold",
-    "globalCircuitBreakerThreshold",
-];
+const INT_KEYS: &[&str] =
+    &["historySize", "warningThreshold", "unknownToolThreshold", "criticalThreshold", "globalCircuitBreakerThreshold"];
 
 /// zod `.strict()` with positive integers, booleans and the ordering refinements.
 fn validate(block: &Map<String, Value>, path: &str) -> Result<(), ConfigError> {

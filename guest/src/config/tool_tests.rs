@@ -28,11 +28,23 @@ fn validation_errors_name_the_path() {
         (json!({"tools":{"loopDetection":{"bogus":1}}}), "tools.loopDetection.bogus"),
         (json!({"tools":{"loopDetection":{"detectors":{"x":true}}}}), "tools.loopDetection.detectors.x"),
         (json!({"tools":{"loopDetection":{"detectors":{"pingPong":1}}}}), "tools.loopDetection.detectors.pingPong"),
-        (json!({"tools":{"loopDetection":{"postCompactionGuard":{"windowSize":0}}}}), "tools.loopDetection.postCompactionGuard.windowSize"),
+        (
+            json!({"tools":{"loopDetection":{"postCompactionGuard":{"windowSize":0}}}}),
+            "tools.loopDetection.postCompactionGuard.windowSize",
+        ),
         (json!({"tools":{"loopDetection":[]}}), "tools.loopDetection"),
-        (json!({"tools":{"loopDetection":{"warningThreshold":20,"criticalThreshold":20}}}), "tools.loopDetection.criticalThreshold"),
-        (json!({"tools":{"loopDetection":{"criticalThreshold":30,"globalCircuitBreakerThreshold":25}}}), "tools.loopDetection.globalCircuitBreakerThreshold"),
-        (json!({"agents":{"list":[{"id":"a","tools":{"loopDetection":{"historySize":0}}}]}}), "agents.list[0].tools.loopDetection.historySize"),
+        (
+            json!({"tools":{"loopDetection":{"warningThreshold":20,"criticalThreshold":20}}}),
+            "tools.loopDetection.criticalThreshold",
+        ),
+        (
+            json!({"tools":{"loopDetection":{"criticalThreshold":30,"globalCircuitBreakerThreshold":25}}}),
+            "tools.loopDetection.globalCircuitBreakerThreshold",
+        ),
+        (
+            json!({"agents":{"list":[{"id":"a","tools":{"loopDetection":{"historySize":0}}}]}}),
+            "agents.list[0].tools.loopDetection.historySize",
+        ),
         (json!({"agents":{"list":{}}}), "agents.list"),
     ];
     for (doc, path) in cases {
@@ -62,10 +74,7 @@ fn as_positive_int_falls_back_on_anything_but_positive_integers() {
 #[test]
 fn runtime_clamp_repairs_merged_ordering() {
     // Global warning 10; agent sets critical 5 → critical becomes 11, global 12 (30 > 11 stays 30).
-    let merged = merge(
-        json!({"warningThreshold": 10}).as_object(),
-        json!({"criticalThreshold": 5}).as_object(),
-    );
+    let merged = merge(json!({"warningThreshold": 10}).as_object(), json!({"criticalThreshold": 5}).as_object());
     let s = resolve(Some(&merged));
     assert_eq!((s.warning, s.critical, s.global), (10, 11, 30));
     let s = resolve(json!({"warningThreshold": 40}).as_object());

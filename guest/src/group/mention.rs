@@ -51,10 +51,7 @@ pub struct Haystack<'a> {
 impl<'a> Haystack<'a> {
     /// Prepares `text` for matching.
     pub fn new(raw: &'a str) -> Self {
-        Self {
-            raw,
-            lower: raw.to_lowercase(),
-        }
+        Self { raw, lower: raw.to_lowercase() }
     }
 }
 
@@ -72,19 +69,13 @@ impl MentionPatterns {
         let Value::Array(items) = value else {
             return Err(ConfigError::new(
                 path,
-                format!(
-                    "must be an array of regular expressions, not {}",
-                    type_name(value)
-                ),
+                format!("must be an array of regular expressions, not {}", type_name(value)),
             ));
         };
         if items.len() > MAX_PATTERNS {
             return Err(ConfigError::new(
                 path,
-                format!(
-                    "lists {} patterns; at most {MAX_PATTERNS} are allowed",
-                    items.len()
-                ),
+                format!("lists {} patterns; at most {MAX_PATTERNS} are allowed", items.len()),
             ));
         }
         let mut regexes = Vec::with_capacity(items.len());
@@ -93,33 +84,21 @@ impl MentionPatterns {
             let Value::String(source) = item else {
                 return Err(ConfigError::new(
                     item_path,
-                    format!(
-                        "must be a regular expression string, not {}",
-                        type_name(item)
-                    ),
+                    format!("must be a regular expression string, not {}", type_name(item)),
                 ));
             };
             if source.len() > MAX_PATTERN_LEN {
                 return Err(ConfigError::new(
                     item_path,
-                    format!(
-                        "is {} bytes long; shorten it to at most {MAX_PATTERN_LEN}",
-                        source.len()
-                    ),
+                    format!("is {} bytes long; shorten it to at most {MAX_PATTERN_LEN}", source.len()),
                 ));
             }
             let regex = build(source).map_err(|e| {
-                ConfigError::new(
-                    item_path,
-                    format!("is not a valid regular expression ({e}); fix or remove it"),
-                )
+                ConfigError::new(item_path, format!("is not a valid regular expression ({e}); fix or remove it"))
             })?;
             regexes.push(regex);
         }
-        Ok(Self {
-            regexes,
-            derived: false,
-        })
+        Ok(Self { regexes, derived: false })
     }
 
     /// The identity-derived patterns for an agent with this `id` and optional display `name`.
@@ -135,23 +114,13 @@ impl MentionPatterns {
         }
         literals.retain(|l| !l.is_empty());
         literals.dedup();
-        let regexes = literals
-            .iter()
-            .filter_map(|lit| build(&format!(r"(?:^|\W)@{lit}(?:[^\w-]|$)")).ok())
-            .collect();
-        Self {
-            regexes,
-            derived: true,
-        }
+        let regexes = literals.iter().filter_map(|lit| build(&format!(r"(?:^|\W)@{lit}(?:[^\w-]|$)")).ok()).collect();
+        Self { regexes, derived: true }
     }
 
     /// True when any pattern matches the text.
     pub fn matches(&self, text: &Haystack<'_>) -> bool {
-        let hay = if self.derived {
-            text.lower.as_str()
-        } else {
-            text.raw
-        };
+        let hay = if self.derived { text.lower.as_str() } else { text.raw };
         self.regexes.iter().any(|r| r.is_match(hay))
     }
 
@@ -173,11 +142,7 @@ impl MentionPatterns {
 }
 
 fn build(source: &str) -> Result<Regex, regex_lite::Error> {
-    RegexBuilder::new(source)
-        .case_insensitive(true)
-        .size_limit(COMPILED_SIZE_LIMIT)
-        .nest_limit(NEST_LIMIT)
-        .build()
+    RegexBuilder::new(source).case_insensitive(true).size_limit(COMPILED_SIZE_LIMIT).nest_limit(NEST_LIMIT).build()
 }
 
 #[cfg(test)]
@@ -200,12 +165,7 @@ mod tests {
             ("main", None, "bob@main.example", false),         // an e-mail address, not a mention
             ("main", None, "@main-bot please", false),         // a different handle
             ("main", None, "@mainly", false),
-            (
-                "reviewer",
-                Some("Code Reviewer"),
-                "@code   reviewer look",
-                true,
-            ),
+            ("reviewer", Some("Code Reviewer"), "@code   reviewer look", true),
             ("reviewer", Some("Code Reviewer"), "@Reviewer look", true),
             ("reviewer", Some("Code Reviewer"), "@code look", false),
             ("ärzte", Some("Ärzte Bot"), "@ÄRZTE bot hallo", true), // Unicode case folding
@@ -213,18 +173,13 @@ mod tests {
             ("a.b", None, "@a.b hi", true),
         ];
         for &(id, name, text, want) in table {
-            assert_eq!(
-                derived_hits(id, name, text),
-                want,
-                "id {id:?} name {name:?} text {text:?}"
-            );
+            assert_eq!(derived_hits(id, name, text), want, "id {id:?} name {name:?} text {text:?}");
         }
     }
 
     #[test]
     fn configured_patterns_are_case_insensitive_regexes() {
-        let p = MentionPatterns::compile(&json!([r"\bclaude\b", "^hey bot"]), "p")
-            .expect("valid patterns");
+        let p = MentionPatterns::compile(&json!([r"\bclaude\b", "^hey bot"]), "p").expect("valid patterns");
         assert!(p.matches(&Haystack::new("ask Claude")));
         assert!(p.matches(&Haystack::new("HEY BOT, hi")));
         assert!(!p.matches(&Haystack::new("claudette")));
@@ -244,21 +199,9 @@ mod tests {
         let long = "a".repeat(MAX_PATTERN_LEN + 1);
         let many: Vec<String> = (0..=MAX_PATTERNS).map(|i| format!("p{i}")).collect();
         let table: Vec<(Value, &str, &str)> = vec![
-            (
-                json!(["ok", "(unclosed"]),
-                "m[1]",
-                "not a valid regular expression",
-            ),
-            (
-                json!(["a{1000}{1000}{1000}"]),
-                "m[0]",
-                "not a valid regular expression",
-            ),
-            (
-                json!([5]),
-                "m[0]",
-                "must be a regular expression string, not a number",
-            ),
+            (json!(["ok", "(unclosed"]), "m[1]", "not a valid regular expression"),
+            (json!(["a{1000}{1000}{1000}"]), "m[0]", "not a valid regular expression"),
+            (json!([5]), "m[0]", "must be a regular expression string, not a number"),
             (json!("@bot"), "m", "must be an array"),
             (json!(null), "m", "not null"),
             (json!([long]), "m[0]", "shorten it"),

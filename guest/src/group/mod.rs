@@ -167,41 +167,24 @@ pub struct GroupCoordinator {
 impl GroupCoordinator {
     /// A coordinator that keeps at most `max_threads` active threads (at least 1).
     pub fn new(max_threads: usize) -> Self {
-        Self {
-            threads: BoundedMap::new(max_threads),
-        }
+        Self { threads: BoundedMap::new(max_threads) }
     }
 
     /// `group_message`: finds the broadcast entry for `"<channel>:<peer>"` (for WhatsApp a
     /// qualified entry beats a legacy unqualified one), selects round 1, reserves its turns in
     /// configured order and remembers the thread.
-    pub fn start(
-        &mut self,
-        cfg: &GroupConfig,
-        key: &ThreadKey,
-        peer: &str,
-        text: &str,
-    ) -> GroupStart {
+    pub fn start(&mut self, cfg: &GroupConfig, key: &ThreadKey, peer: &str, text: &str) -> GroupStart {
         let entry = match cfg.entry(key.channel, peer) {
             None => return GroupStart::None,
             Some(EntryRef::Legacy([])) => return GroupStart::None,
-            Some(EntryRef::Legacy(agents)) => {
-                return GroupStart::Legacy {
-                    participants: agents.to_vec(),
-                }
-            }
+            Some(EntryRef::Legacy(agents)) => return GroupStart::Legacy { participants: agents.to_vec() },
             Some(EntryRef::Qualified(e)) if e.agents.is_empty() => return GroupStart::None,
             Some(EntryRef::Qualified(e)) => e,
         };
         let mut selected = Vec::new();
         if entry.mention_gating {
             let hay = Haystack::new(text);
-            selected = entry
-                .agents
-                .iter()
-                .filter(|a| cfg.mentions(a, &hay))
-                .cloned()
-                .collect();
+            selected = entry.agents.iter().filter(|a| cfg.mentions(a, &hay)).cloned().collect();
         }
         if selected.is_empty() {
             selected = entry.agents.clone();
@@ -217,12 +200,8 @@ impl GroupCoordinator {
         let participants = state.reserve(selected);
         let encoded = key.encode();
         self.threads.remove(encoded.as_str());
-        self.threads
-            .entry_or_insert_with(encoded.as_str(), move || state);
-        GroupStart::Round {
-            round: 1,
-            participants,
-        }
+        self.threads.entry_or_insert_with(encoded.as_str(), move || state);
+        GroupStart::Round { round: 1, participants }
     }
 
     /// `group_replies`: the finals of the round just run → the next round, or a stop (the thread
@@ -257,17 +236,13 @@ impl GroupCoordinator {
 
     /// The active threads as plain data.
     pub fn snapshot(&self) -> GroupSnapshot {
-        GroupSnapshot {
-            threads: self.threads.to_ordered(),
-        }
+        GroupSnapshot { threads: self.threads.to_ordered() }
     }
 
     /// Rebuilds a coordinator from [`GroupCoordinator::snapshot`] output; beyond `max_threads`
     /// the least recently active threads are dropped.
     pub fn restore(snapshot: GroupSnapshot, max_threads: usize) -> Self {
-        Self {
-            threads: BoundedMap::from_ordered(max_threads, snapshot.threads),
-        }
+        Self { threads: BoundedMap::from_ordered(max_threads, snapshot.threads) }
     }
 }
 
@@ -278,11 +253,7 @@ fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> G
     let mut seen = vec![false; state.launched.len()];
     for r in replies {
         let norm = normalize_agent_id(&r.agent);
-        let Some(i) = state
-            .launched
-            .iter()
-            .position(|a| normalize_agent_id(a) == norm)
-        else {
+        let Some(i) = state.launched.iter().position(|a| normalize_agent_id(a) == norm) else {
             continue;
         };
         if !seen[i] {
@@ -290,12 +261,8 @@ fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> G
             finals[i] = r.reply.as_deref().filter(|t| !t.trim().is_empty());
         }
     }
-    let repliers: Vec<(&str, &str)> = state
-        .launched
-        .iter()
-        .zip(&finals)
-        .filter_map(|(a, f)| f.map(|text| (a.as_str(), text)))
-        .collect();
+    let repliers: Vec<(&str, &str)> =
+        state.launched.iter().zip(&finals).filter_map(|(a, f)| f.map(|text| (a.as_str(), text))).collect();
     if repliers.is_empty() {
         return GroupStep::Stop(StopReason::AllPassed);
     }
@@ -305,20 +272,14 @@ fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> G
     if state.remaining_turns() == 0 {
         return GroupStep::Stop(StopReason::MaxTurns);
     }
-    let hays: Vec<(&str, Haystack)> = repliers
-        .iter()
-        .map(|(a, t)| (*a, Haystack::new(t)))
-        .collect();
+    let hays: Vec<(&str, Haystack)> = repliers.iter().map(|(a, t)| (*a, Haystack::new(t))).collect();
     let eligible: Vec<String> = state
         .agents
         .iter()
         .filter(|p| {
             let norm = normalize_agent_id(p);
             let replied = repliers.iter().any(|(a, _)| normalize_agent_id(a) == norm);
-            replied
-                || hays
-                    .iter()
-                    .any(|(author, hay)| normalize_agent_id(author) != norm && cfg.mentions(p, hay))
+            replied || hays.iter().any(|(author, hay)| normalize_agent_id(author) != norm && cfg.mentions(p, hay))
         })
         .cloned()
         .collect();
@@ -327,8 +288,5 @@ fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> G
     }
     state.round = state.round.saturating_add(1);
     let participants = state.reserve(eligible);
-    GroupStep::Round {
-        round: state.round,
-        participants,
-    }
+    GroupStep::Round { round: state.round, participants }
 }

@@ -34,14 +34,9 @@ impl ThreadKey<'_> {
                 + self.root.len()
                 + 32,
         );
-        for part in [
-            Some(self.channel),
-            Some(self.account),
-            Some(self.conversation),
-            self.thread,
-        ]
-        .into_iter()
-        .chain([Some(self.root)])
+        for part in [Some(self.channel), Some(self.account), Some(self.conversation), self.thread]
+            .into_iter()
+            .chain([Some(self.root)])
         {
             match part {
                 Some(s) => {
@@ -99,13 +94,7 @@ mod tests {
     use super::*;
 
     fn key<'a>(parts: [&'a str; 4], thread: Option<&'a str>) -> ThreadKey<'a> {
-        ThreadKey {
-            channel: parts[0],
-            account: parts[1],
-            conversation: parts[2],
-            thread,
-            root: parts[3],
-        }
+        ThreadKey { channel: parts[0], account: parts[1], conversation: parts[2], thread, root: parts[3] }
     }
 
     #[test]

@@ -82,7 +82,8 @@ pub struct ToolVerdict {
 }
 
 impl ToolVerdict {
-    const ALLOW: ToolVerdict = ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false };
+    const ALLOW: ToolVerdict =
+        ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false };
 }
 
 /// What happened to an outcome.
@@ -152,9 +153,7 @@ impl Session {
                 };
             }
             Some(stuck) => {
-                let notify = stuck
-                    .warning_key
-                    .is_some_and(|k| self.warnings.should_emit(&k, call.run, stuck.count));
+                let notify = stuck.warning_key.is_some_and(|k| self.warnings.should_emit(&k, call.run, stuck.count));
                 ToolVerdict {
                     action: ToolAction::Warn,
                     detector: Some(stuck.detector),
@@ -172,7 +171,13 @@ impl Session {
     }
 
     /// Records an outcome (whatever `enabled` says) and feeds the post-compaction guard.
-    pub fn outcome(&mut self, call: &ToolCall<'_>, outcome: Outcome<'_>, s: &LoopSettings, send_tools: &[String]) -> OutcomeVerdict {
+    pub fn outcome(
+        &mut self,
+        call: &ToolCall<'_>,
+        outcome: Outcome<'_>,
+        s: &LoopSettings,
+        send_tools: &[String],
+    ) -> OutcomeVerdict {
         let Some(hashed) = outcome::hash_outcome(call.tool, call.args, outcome, send_tools) else {
             return OutcomeVerdict::Ignored;
         };

@@ -29,7 +29,14 @@ mod tests {
     use super::*;
 
     fn rec(args: u8, result: Option<u8>) -> Record {
-        Record { tool: "t".into(), args: [args; 16], call_id: None, run: None, result: result.map(|r| [r; 16]), unknown_tool: None }
+        Record {
+            tool: "t".into(),
+            args: [args; 16],
+            call_id: None,
+            run: None,
+            result: result.map(|r| [r; 16]),
+            unknown_tool: None,
+        }
     }
 
     #[test]

@@ -66,7 +66,12 @@ const VOLATILE_KEYS: &[&str] = &[
 ///
 /// The shapes of §1.3 are streamed into the hasher in canonical form (keys in sorted order), so
 /// no intermediate value is built for the common tools.
-pub fn hash_outcome(tool: &str, params: &Json<'_>, outcome: Outcome<'_>, send_tools: &[String]) -> Option<HashedOutcome> {
+pub fn hash_outcome(
+    tool: &str,
+    params: &Json<'_>,
+    outcome: Outcome<'_>,
+    send_tools: &[String],
+) -> Option<HashedOutcome> {
     let result = match outcome {
         Outcome::Error(err) => {
             let text = format_error(err);
@@ -257,7 +262,7 @@ pub fn strip_volatile<'a>(v: &Json<'a>) -> Json<'a> {
             Json::Obj(
                 members
                     .iter()
-                    .filter(|(k, _)| !VOLATILE_KEYS.contains(&&**k) && !(delivery && k == "id"))
+                    .filter(|(k, _)| !(VOLATILE_KEYS.contains(&&**k) || (delivery && k == "id")))
                     .map(|(k, val)| (k.clone(), strip_volatile(val)))
                     .collect(),
             )
@@ -280,7 +285,7 @@ pub fn plan_shape<'a>(v: &Json<'a>) -> Json<'a> {
     if !v.is_object() {
         return v.clone();
     }
-    let blank = |x: Option<&Json<'_>>| !x.and_then(Json::as_str).is_some_and(|s| !js_trim(s).is_empty());
+    let blank = |x: Option<&Json<'_>>| x.and_then(Json::as_str).is_none_or(|s| js_trim(s).is_empty());
     let plan: &[Json<'_>] = match v.get("plan") {
         Some(Json::Arr(items)) => items,
         _ => &[],

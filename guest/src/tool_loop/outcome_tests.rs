@@ -1,7 +1,7 @@
 use super::*;
 use crate::json::parse;
 
-fn j(s: &str) -> Json {
+fn j(s: &str) -> Json<'_> {
     parse(s).unwrap()
 }
 
@@ -67,47 +67,110 @@ fn loop_veto_has_no_hash_but_other_blocks_do() {
 fn exec_hashes_only_progress_fields() {
     let p = r#"{"command":"make"}"#;
     // running: only status and tail.
-    assert!(same("exec", p,
+    assert!(same(
+        "exec",
+        p,
         r#"{"content":[{"type":"text","text":"a"}],"details":{"status":"running","tail":"t","pid":1,"sessionId":"s1","startedAt":1}}"#,
-        r#"{"content":[{"type":"text","text":"b"}],"details":{"status":"running","tail":"t","pid":2,"sessionId":"s2","startedAt":2}}"#));
-    assert!(!same("exec", p, r#"{"details":{"status":"running","tail":"t"}}"#, r#"{"details":{"status":"running","tail":"u"}}"#));
-    assert!(same("exec", p, r#"{"details":{"status":"running","tail":5}}"#, r#"{"details":{"status":"running","tail":""}}"#));
+        r#"{"content":[{"type":"text","text":"b"}],"details":{"status":"running","tail":"t","pid":2,"sessionId":"s2","startedAt":2}}"#
+    ));
+    assert!(!same(
+        "exec",
+        p,
+        r#"{"details":{"status":"running","tail":"t"}}"#,
+        r#"{"details":{"status":"running","tail":"u"}}"#
+    ));
+    assert!(same(
+        "exec",
+        p,
+        r#"{"details":{"status":"running","tail":5}}"#,
+        r#"{"details":{"status":"running","tail":""}}"#
+    ));
     // completed: status, exitCode, timedOut, output (aggregated trimmed, else text).
-    assert!(same("exec", p,
+    assert!(same(
+        "exec",
+        p,
         r#"{"details":{"status":"completed","exitCode":0,"aggregated":" ok \n","durationMs":5,"cwd":"/a","pid":1}}"#,
-        r#"{"details":{"status":"completed","exitCode":0,"aggregated":"ok","durationMs":9,"cwd":"/b","pid":2}}"#));
-    assert!(same("exec", p,
+        r#"{"details":{"status":"completed","exitCode":0,"aggregated":"ok","durationMs":9,"cwd":"/b","pid":2}}"#
+    ));
+    assert!(same(
+        "exec",
+        p,
         r#"{"content":[{"type":"text","text":"ok"}],"details":{"status":"failed","exitCode":1,"aggregated":"   "}}"#,
-        r#"{"content":[{"type":"text","text":" ok "}],"details":{"status":"failed","exitCode":1}}"#));
-    assert!(!same("exec", p, r#"{"details":{"status":"completed","exitCode":0}}"#, r#"{"details":{"status":"completed","exitCode":1}}"#));
-    assert!(same("exec", p, r#"{"details":{"status":"completed","exitCode":"0"}}"#, r#"{"details":{"status":"completed"}}"#),
-        "a non-number exitCode is null");
-    assert!(same("exec", p, r#"{"details":{"status":"completed","timedOut":"yes"}}"#, r#"{"details":{"status":"completed","timedOut":false}}"#));
-    assert!(!same("exec", p, r#"{"details":{"status":"completed","timedOut":true}}"#, r#"{"details":{"status":"completed"}}"#));
+        r#"{"content":[{"type":"text","text":" ok "}],"details":{"status":"failed","exitCode":1}}"#
+    ));
+    assert!(!same(
+        "exec",
+        p,
+        r#"{"details":{"status":"completed","exitCode":0}}"#,
+        r#"{"details":{"status":"completed","exitCode":1}}"#
+    ));
+    assert!(
+        same(
+            "exec",
+            p,
+            r#"{"details":{"status":"completed","exitCode":"0"}}"#,
+            r#"{"details":{"status":"completed"}}"#
+        ),
+        "a non-number exitCode is null"
+    );
+    assert!(same(
+        "exec",
+        p,
+        r#"{"details":{"status":"completed","timedOut":"yes"}}"#,
+        r#"{"details":{"status":"completed","timedOut":false}}"#
+    ));
+    assert!(!same(
+        "exec",
+        p,
+        r#"{"details":{"status":"completed","timedOut":true}}"#,
+        r#"{"details":{"status":"completed"}}"#
+    ));
     // approval states.
-    assert!(same("exec", p,
+    assert!(same(
+        "exec",
+        p,
         r#"{"details":{"status":"approval-pending","reason":"r","host":"h","command":"c","extra":1}}"#,
-        r#"{"details":{"status":"approval-pending","reason":"r","host":"h","command":"c","extra":2}}"#));
+        r#"{"details":{"status":"approval-pending","reason":"r","host":"h","command":"c","extra":2}}"#
+    ));
     // Other statuses fall through to the generic {details, text} hash.
     assert!(!same("exec", p, r#"{"details":{"status":"weird","pid":1}}"#, r#"{"details":{"status":"weird","pid":2}}"#));
     // Only the tool named exec gets these rules.
-    assert!(!same("bash", p,
-        r#"{"details":{"status":"running","tail":"t","pid":1}}"#, r#"{"details":{"status":"running","tail":"t","pid":2}}"#));
+    assert!(!same(
+        "bash",
+        p,
+        r#"{"details":{"status":"running","tail":"t","pid":1}}"#,
+        r#"{"details":{"status":"running","tail":"t","pid":2}}"#
+    ));
 }
 
 #[test]
 fn process_poll_and_log_shapes() {
     let poll = r#"{"action":"poll","sessionId":"a"}"#;
-    assert!(same("process", poll,
+    assert!(same(
+        "process",
+        poll,
         r#"{"details":{"status":"running","aggregated":"x","startedAt":1}}"#,
-        r#"{"details":{"status":"running","aggregated":"x","startedAt":2}}"#));
-    assert!(!same("process", poll, r#"{"details":{"status":"running","aggregated":"x"}}"#, r#"{"details":{"status":"running","aggregated":"y"}}"#));
+        r#"{"details":{"status":"running","aggregated":"x","startedAt":2}}"#
+    ));
+    assert!(!same(
+        "process",
+        poll,
+        r#"{"details":{"status":"running","aggregated":"x"}}"#,
+        r#"{"details":{"status":"running","aggregated":"y"}}"#
+    ));
     // `?? null`: missing and null are the same; status stays undefined vs null distinct.
     assert!(same("process", poll, r#"{"details":{"exitCode":null}}"#, r#"{"details":{}}"#));
-    assert!(!same("process", poll, r#"{"details":{"status":null}}"#, r#"{"details":{}}"#),
-        "status is taken as is, so undefined and null differ");
+    assert!(
+        !same("process", poll, r#"{"details":{"status":null}}"#, r#"{"details":{}}"#),
+        "status is taken as is, so undefined and null differ"
+    );
     let log = r#"{"action":"log"}"#;
-    assert!(same("process", log, r#"{"details":{"totalLines":3,"offset":1}}"#, r#"{"details":{"totalLines":3,"offset":2}}"#));
+    assert!(same(
+        "process",
+        log,
+        r#"{"details":{"totalLines":3,"offset":1}}"#,
+        r#"{"details":{"totalLines":3,"offset":2}}"#
+    ));
     assert!(!same("process", log, r#"{"details":{"totalLines":3}}"#, r#"{"details":{"totalLines":4}}"#));
     // Other actions use the generic hash.
     assert!(!same("process", r#"{"action":"kill"}"#, r#"{"details":{"a":1}}"#, r#"{"details":{"a":2}}"#));
@@ -116,44 +179,79 @@ fn process_poll_and_log_shapes() {
 #[test]
 fn sends_strip_volatile_ids_and_drop_text() {
     let send = r#"{"action":"send","to":"c1","message":"hi"}"#;
-    assert!(same("message", send,
+    assert!(same(
+        "message",
+        send,
         r#"{"content":[{"type":"text","text":"sent 1"}],"details":{"ok":true,"messageId":"m1","ts":1,"result":{"message_id":5,"createdAt":"x"}}}"#,
-        r#"{"content":[{"type":"text","text":"sent 2"}],"details":{"ok":true,"messageId":"m2","ts":2,"result":{"message_id":6,"createdAt":"y"}}}"#));
+        r#"{"content":[{"type":"text","text":"sent 2"}],"details":{"ok":true,"messageId":"m2","ts":2,"result":{"message_id":6,"createdAt":"y"}}}"#
+    ));
     // A delivery object loses its id; another object keeps it.
-    assert!(same("sessions_send", "{}",
+    assert!(same(
+        "sessions_send",
+        "{}",
         r#"{"details":{"message":{"id":"a","text":"hi","direction":"outbound"}}}"#,
-        r#"{"details":{"message":{"id":"b","text":"hi","direction":"outbound"}}}"#));
-    assert!(!same("sessions_send", "{}",
+        r#"{"details":{"message":{"id":"b","text":"hi","direction":"outbound"}}}"#
+    ));
+    assert!(!same(
+        "sessions_send",
+        "{}",
         r#"{"details":{"message":{"id":"a","text":"hi"}}}"#,
-        r#"{"details":{"message":{"id":"b","text":"hi"}}}"#));
-    assert!(same("sessions_send", "{}",
+        r#"{"details":{"message":{"id":"b","text":"hi"}}}"#
+    ));
+    assert!(same(
+        "sessions_send",
+        "{}",
         r#"{"details":[{"id":"a","text":"t","conversation":{}}]}"#,
-        r#"{"details":[{"id":"b","text":"t","conversation":{}}]}"#));
+        r#"{"details":[{"id":"b","text":"t","conversation":{}}]}"#
+    ));
     // Non-send message actions and case variants are not sends.
-    assert!(!same("message", r#"{"action":"Send"}"#, r#"{"details":{"messageId":"m1"}}"#, r#"{"details":{"messageId":"m2"}}"#));
-    assert!(!same("message", r#"{"action":"read"}"#, r#"{"details":{"messageId":"m1"}}"#, r#"{"details":{"messageId":"m2"}}"#));
+    assert!(!same(
+        "message",
+        r#"{"action":"Send"}"#,
+        r#"{"details":{"messageId":"m1"}}"#,
+        r#"{"details":{"messageId":"m2"}}"#
+    ));
+    assert!(!same(
+        "message",
+        r#"{"action":"read"}"#,
+        r#"{"details":{"messageId":"m1"}}"#,
+        r#"{"details":{"messageId":"m2"}}"#
+    ));
     // Operator-listed send tools.
-    let tg = |r: &str| hash_outcome("telegram", &Json::Null, Outcome::Result(&j(r)), &["telegram".to_string()]).unwrap().digest;
+    let tg = |r: &str| {
+        hash_outcome("telegram", &Json::Null, Outcome::Result(&j(r)), &["telegram".to_string()]).unwrap().digest
+    };
     assert_eq!(tg(r#"{"details":{"messageId":1}}"#), tg(r#"{"details":{"messageId":2}}"#));
-    assert_ne!(result_hash("telegram", "{}", r#"{"details":{"messageId":1}}"#), result_hash("telegram", "{}", r#"{"details":{"messageId":2}}"#));
+    assert_ne!(
+        result_hash("telegram", "{}", r#"{"details":{"messageId":1}}"#),
+        result_hash("telegram", "{}", r#"{"details":{"messageId":2}}"#)
+    );
 }
 
 #[test]
 fn update_plan_hashes_the_shape() {
-    assert!(same("update_plan", "{}",
+    assert!(same(
+        "update_plan",
+        "{}",
         r#"{"content":[{"type":"text","text":"a"}],"details":{"plan":[{"step":"Read the code","status":"done"}],"explanation":"x"}}"#,
-        r#"{"content":[{"type":"text","text":"b"}],"details":{"plan":[{"step":"Write tests","status":"done"}],"explanation":"y"}}"#));
-    assert!(!same("update_plan", "{}",
+        r#"{"content":[{"type":"text","text":"b"}],"details":{"plan":[{"step":"Write tests","status":"done"}],"explanation":"y"}}"#
+    ));
+    assert!(!same(
+        "update_plan",
+        "{}",
         r#"{"details":{"plan":[{"step":"a","status":"pending"}]}}"#,
-        r#"{"details":{"plan":[{"step":"a","status":"done"}]}}"#));
+        r#"{"details":{"plan":[{"step":"a","status":"done"}]}}"#
+    ));
     let shape = plan_shape(&j(r#"{"plan":[1,{"step":"  ","status":3},{"step":"x","status":"ok"}],"explanation":" "}"#));
     assert_eq!(
         crate::digest::canonical(&shape),
         r#"{"hasExplanation":false,"planLength":3,"statuses":[null,null,"ok"],"stepPresence":[false,false,true]}"#
     );
     assert_eq!(plan_shape(&j("[1]")), j("[1]"), "non-objects pass through");
-    assert_eq!(crate::digest::canonical(&plan_shape(&j(r#"{"plan":"x"}"#))),
-        r#"{"hasExplanation":false,"planLength":0,"statuses":[],"stepPresence":[]}"#);
+    assert_eq!(
+        crate::digest::canonical(&plan_shape(&j(r#"{"plan":"x"}"#))),
+        r#"{"hasExplanation":false,"planLength":0,"statuses":[],"stepPresence":[]}"#
+    );
 }
 
 #[test]

@@ -179,7 +179,8 @@ fn ping_pong_warns_at_ten_and_blocks_at_twenty_with_no_progress_evidence() {
     let mut sim = Sim::new(on());
     let mut verdicts = Vec::new();
     for i in 0..20 {
-        let (tool, args, res) = if i % 2 == 0 { ("read", r#"{"path":"a"}"#, "\"A\"") } else { ("list", r#"{"dir":"."}"#, "\"B\"") };
+        let (tool, args, res) =
+            if i % 2 == 0 { ("read", r#"{"path":"a"}"#, "\"A\"") } else { ("list", r#"{"dir":"."}"#, "\"B\"") };
         let v = sim.call(tool, args);
         if v.action != ToolAction::Block {
             sim.result(tool, args, res);

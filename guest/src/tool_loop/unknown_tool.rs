@@ -30,7 +30,14 @@ mod tests {
     use super::*;
 
     fn rec(tool: &str, unknown: Option<&str>) -> Record {
-        Record { tool: tool.into(), args: [0; 16], call_id: None, run: None, result: Some([1; 16]), unknown_tool: unknown.map(Into::into) }
+        Record {
+            tool: tool.into(),
+            args: [0; 16],
+            call_id: None,
+            run: None,
+            result: Some([1; 16]),
+            unknown_tool: unknown.map(Into::into),
+        }
     }
 
     #[test]

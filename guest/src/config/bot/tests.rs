@@ -7,13 +7,7 @@ use serde_json::json;
 type Row = (bool, i64, i64, i64, Option<u32>);
 
 fn settings_of(s: PairSettings) -> Row {
-    (
-        s.enabled,
-        s.max_events_per_window,
-        s.window_ms / 1000,
-        s.cooldown_ms / 1000,
-        s.max_conversation_bot_events,
-    )
+    (s.enabled, s.max_events_per_window, s.window_ms / 1000, s.cooldown_ms / 1000, s.max_conversation_bot_events)
 }
 
 fn parse(doc: Value) -> BotLoopConfig {
@@ -25,11 +19,7 @@ fn parse(doc: Value) -> BotLoopConfig {
 
 fn check(cfg: &BotLoopConfig, rows: &[(&str, &str, &str, Row)]) {
     for (channel, account, room, want) in rows {
-        assert_eq!(
-            settings_of(cfg.resolve(channel, account, room)),
-            *want,
-            "{channel}/{account}/{room}"
-        );
+        assert_eq!(settings_of(cfg.resolve(channel, account, room)), *want, "{channel}/{account}/{room}");
     }
 }
 

@@ -21,32 +21,21 @@ fn err(doc: Value) -> (String, String) {
 
 #[test]
 fn array_form_takes_every_default() {
-    let c = cfg(
-        json!({"agents": agents(&["a", "b", "c"]), "broadcast": {"discord:123": ["a", "b", "c"]}}),
-    );
+    let c = cfg(json!({"agents": agents(&["a", "b", "c"]), "broadcast": {"discord:123": ["a", "b", "c"]}}));
     let e = qualified(&c, "discord", "123");
     assert_eq!(e.agents, ["a", "b", "c"]);
     assert!(e.mention_gating, "mentionGating defaults to true");
     assert_eq!(e.max_rounds, 1, "maxRounds defaults to 1");
     assert_eq!(e.max_turns, 3, "maxTurns defaults to the number of agents");
-    assert_eq!(
-        c.strategy,
-        Strategy::Parallel,
-        "strategy defaults to parallel"
-    );
+    assert_eq!(c.strategy, Strategy::Parallel, "strategy defaults to parallel");
 }
 
 #[test]
 fn object_form_sets_gating_rounds_and_turns() {
-    let c = cfg(
-        json!({"agents": agents(&["a", "b"]), "broadcast": {"strategy": "sequential",
-        "slack:C0123": {"agents": ["a", "b"], "mentionGating": false, "maxRounds": 4, "maxTurns": 32}}}),
-    );
+    let c = cfg(json!({"agents": agents(&["a", "b"]), "broadcast": {"strategy": "sequential",
+        "slack:C0123": {"agents": ["a", "b"], "mentionGating": false, "maxRounds": 4, "maxTurns": 32}}}));
     let e = qualified(&c, "slack", "C0123");
-    assert_eq!(
-        (e.mention_gating, e.max_rounds, e.max_turns),
-        (false, 4, 32)
-    );
+    assert_eq!((e.mention_gating, e.max_rounds, e.max_turns), (false, 4, 32));
     assert_eq!(c.strategy, Strategy::Sequential);
     assert_eq!(c.strategy.as_str(), "sequential");
 }
@@ -90,8 +79,7 @@ fn at_most_sixteen_agents_take_part() {
     let names: Vec<&str> = ids.iter().map(String::as_str).collect();
     let sixteen = json!({"agents": agents(&names), "broadcast": {"discord:1": &ids[..16]}});
     assert_eq!(qualified(&cfg(sixteen), "discord", "1").max_turns, 16);
-    let (path, reason) =
-        err(json!({"agents": agents(&names), "broadcast": {"discord:1": {"agents": ids}}}));
+    let (path, reason) = err(json!({"agents": agents(&names), "broadcast": {"discord:1": {"agents": ids}}}));
     assert_eq!(path, "broadcast.discord:1.agents");
     assert!(reason.contains("at most 16"), "{reason}");
 }
@@ -106,62 +94,18 @@ fn rejected_entries_name_the_path_and_the_fix() {
             "broadcast.discord:123.agents[2]",
             "unknown agent id \"zed\"",
         ),
-        (
-            json!({"discord:123": ["a", "zed"]}),
-            "broadcast.discord:123[1]",
-            "add it to agents.list",
-        ),
-        (
-            json!({"discord:123": ["a", "A"]}),
-            "broadcast.discord:123[1]",
-            "listed twice",
-        ),
-        (
-            json!({"discord:123": ["a", 7]}),
-            "broadcast.discord:123[1]",
-            "non-empty agent id",
-        ),
-        (
-            json!({"discord:123": {"agents": ["a"], "rounds": 2}}),
-            "broadcast.discord:123.rounds",
-            "unknown key",
-        ),
-        (
-            json!({"discord:123": {"maxRounds": 2}}),
-            "broadcast.discord:123.agents",
-            "is required",
-        ),
-        (
-            json!({"discord:123": {"agents": "a"}}),
-            "broadcast.discord:123.agents",
-            "array of agent ids",
-        ),
-        (
-            json!({"discord:123": "a"}),
-            "broadcast.discord:123",
-            "array of agent ids or an object",
-        ),
+        (json!({"discord:123": ["a", "zed"]}), "broadcast.discord:123[1]", "add it to agents.list"),
+        (json!({"discord:123": ["a", "A"]}), "broadcast.discord:123[1]", "listed twice"),
+        (json!({"discord:123": ["a", 7]}), "broadcast.discord:123[1]", "non-empty agent id"),
+        (json!({"discord:123": {"agents": ["a"], "rounds": 2}}), "broadcast.discord:123.rounds", "unknown key"),
+        (json!({"discord:123": {"maxRounds": 2}}), "broadcast.discord:123.agents", "is required"),
+        (json!({"discord:123": {"agents": "a"}}), "broadcast.discord:123.agents", "array of agent ids"),
+        (json!({"discord:123": "a"}), "broadcast.discord:123", "array of agent ids or an object"),
         (json!({":123": ["a"]}), "broadcast.:123", "<channel>:<peer>"),
-        (
-            json!({"discord:": ["a"]}),
-            "broadcast.discord:",
-            "<channel>:<peer>",
-        ),
-        (
-            json!({"1203@g.us": {"agents": ["a"]}}),
-            "broadcast.1203@g.us",
-            "whatsapp:1203@g.us",
-        ),
-        (
-            json!({"1203@g.us": ["zed"]}),
-            "broadcast.1203@g.us[0]",
-            "unknown agent id",
-        ),
-        (
-            json!({"strategy": "pipeline"}),
-            "broadcast.strategy",
-            "\"parallel\" or \"sequential\"",
-        ),
+        (json!({"discord:": ["a"]}), "broadcast.discord:", "<channel>:<peer>"),
+        (json!({"1203@g.us": {"agents": ["a"]}}), "broadcast.1203@g.us", "whatsapp:1203@g.us"),
+        (json!({"1203@g.us": ["zed"]}), "broadcast.1203@g.us[0]", "unknown agent id"),
+        (json!({"strategy": "pipeline"}), "broadcast.strategy", "\"parallel\" or \"sequential\""),
     ];
     for (broadcast, path, reason) in table {
         let (p, r) = err(json!({"agents": ab, "broadcast": broadcast}));
@@ -186,11 +130,9 @@ fn invalid_mention_patterns_are_rejected_with_their_path() {
 
 #[test]
 fn agent_list_entries_need_ids_and_other_keys_are_ignored() {
-    let c = cfg(
-        json!({"agents": {"list": [{"id": "a", "name": "Alpha", "workspace": "~/w", "default": true,
+    let c = cfg(json!({"agents": {"list": [{"id": "a", "name": "Alpha", "workspace": "~/w", "default": true,
         "tools": {"loopDetection": {"enabled": true}}, "groupChat": {"historyLimit": 5}}]},
-        "broadcast": {"discord:1": ["a"]}}),
-    );
+        "broadcast": {"discord:1": ["a"]}}));
     assert!(c.entry("discord", "1").is_some());
     // (agents.list, error path)
     let table: Vec<(Value, &str)> = vec![
@@ -209,10 +151,7 @@ fn agent_list_entries_need_ids_and_other_keys_are_ignored() {
 fn without_an_agent_list_the_implicit_main_agent_is_known() {
     let c = cfg(json!({"broadcast": {"telegram:-100123": ["main"]}}));
     assert_eq!(qualified(&c, "telegram", "-100123").agents, ["main"]);
-    assert_eq!(
-        err(json!({"broadcast": {"telegram:-1": ["other"]}})).0,
-        "broadcast.telegram:-1[0]"
-    );
+    assert_eq!(err(json!({"broadcast": {"telegram:-1": ["other"]}})).0, "broadcast.telegram:-1[0]");
 }
 
 #[test]
@@ -226,15 +165,8 @@ fn qualified_whatsapp_beats_legacy_and_legacy_is_whatsapp_only() {
     let c = cfg(json!({"agents": agents(&["a", "b"]), "broadcast": {
         "whatsapp:1203@g.us": ["a"], "1203@g.us": ["a", "b"], "+15551234567": ["b", "a"]}}));
     assert_eq!(qualified(&c, "whatsapp", "1203@g.us").agents, ["a"]);
-    assert_eq!(
-        c.entry("whatsapp", "+15551234567"),
-        Some(EntryRef::Legacy(&["b".into(), "a".into()][..]))
-    );
-    assert_eq!(
-        c.entry("telegram", "+15551234567"),
-        None,
-        "unqualified keys are WhatsApp peers"
-    );
+    assert_eq!(c.entry("whatsapp", "+15551234567"), Some(EntryRef::Legacy(&["b".into(), "a".into()][..])));
+    assert_eq!(c.entry("telegram", "+15551234567"), None, "unqualified keys are WhatsApp peers");
     assert_eq!(c.entry("discord", "1203@g.us"), None);
     assert_eq!(c.entry("whatsapp", "other"), None);
 }

@@ -11,24 +11,11 @@ use crate::group::{GroupCoordinator, GroupSnapshot, GroupStart, GroupStep, StopR
 fn replies_for_an_unknown_or_finished_thread_stop_with_no_eligible() {
     let c = abc(json!(["alpha"]));
     let mut g = GroupCoordinator::new(10);
-    assert_eq!(
-        g.replies(&c, &key("never"), &[said("alpha", "x")]),
-        STOP_NO_ELIGIBLE
-    );
+    assert_eq!(g.replies(&c, &key("never"), &[said("alpha", "x")]), STOP_NO_ELIGIBLE);
     g.start(&c, &key("m"), "123", "hi");
-    assert_eq!(
-        g.replies(&c, &key("m"), &[passed("alpha")]),
-        STOP_ALL_PASSED
-    );
-    assert_eq!(
-        g.replies(&c, &key("m"), &[said("alpha", "x")]),
-        STOP_NO_ELIGIBLE
-    );
-    assert_eq!(
-        g.thread_count(),
-        0,
-        "nothing is created for an unknown thread"
-    );
+    assert_eq!(g.replies(&c, &key("m"), &[passed("alpha")]), STOP_ALL_PASSED);
+    assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), STOP_NO_ELIGIBLE);
+    assert_eq!(g.thread_count(), 0, "nothing is created for an unknown thread");
 }
 
 #[test]
@@ -38,14 +25,8 @@ fn cancel_stops_and_drops_the_thread() {
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.cancel(&key("m")), GroupStep::Stop(StopReason::Cancelled));
     assert_eq!(g.thread_count(), 0);
-    assert_eq!(
-        g.replies(&c, &key("m"), &[said("alpha", "x")]),
-        STOP_NO_ELIGIBLE
-    );
-    assert_eq!(
-        g.cancel(&key("unknown")),
-        GroupStep::Stop(StopReason::Cancelled)
-    );
+    assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), STOP_NO_ELIGIBLE);
+    assert_eq!(g.cancel(&key("unknown")), GroupStep::Stop(StopReason::Cancelled));
 }
 
 #[test]
@@ -64,30 +45,14 @@ fn stop_reasons_use_the_trace_spelling() {
 
 #[test]
 fn legacy_whatsapp_entries_run_one_uncapped_pass_and_keep_no_thread() {
-    let c = cfg(
-        json!({"agents": agents(&["a", "b", "c"]), "broadcast": {"1203@g.us": ["c", "a", "b"]}}),
-    );
+    let c = cfg(json!({"agents": agents(&["a", "b", "c"]), "broadcast": {"1203@g.us": ["c", "a", "b"]}}));
     let mut g = GroupCoordinator::new(10);
-    let k = ThreadKey {
-        channel: "whatsapp",
-        account: "default",
-        conversation: "1203@g.us",
-        thread: None,
-        root: "m",
-    };
-    assert_eq!(
-        g.start(&c, &k, "1203@g.us", "@a only"),
-        GroupStart::Legacy {
-            participants: ids(&["c", "a", "b"])
-        }
-    );
+    let k = ThreadKey { channel: "whatsapp", account: "default", conversation: "1203@g.us", thread: None, root: "m" };
+    assert_eq!(g.start(&c, &k, "1203@g.us", "@a only"), GroupStart::Legacy { participants: ids(&["c", "a", "b"]) });
     assert_eq!(g.thread_count(), 0);
     assert_eq!(g.replies(&c, &k, &[said("a", "x")]), STOP_NO_ELIGIBLE);
     // Another channel never reads unqualified keys.
-    let t = ThreadKey {
-        channel: "telegram",
-        ..k
-    };
+    let t = ThreadKey { channel: "telegram", ..k };
     assert_eq!(g.start(&c, &t, "1203@g.us", "hi"), GroupStart::None);
 }
 
@@ -96,13 +61,7 @@ fn a_qualified_whatsapp_entry_beats_the_legacy_one() {
     let c = cfg(json!({"agents": agents(&["a", "b"]), "broadcast": {
         "1203@g.us": ["a", "b"], "whatsapp:1203@g.us": {"agents": ["b"], "maxRounds": 2}}}));
     let mut g = GroupCoordinator::new(10);
-    let k = ThreadKey {
-        channel: "whatsapp",
-        account: "default",
-        conversation: "1203@g.us",
-        thread: None,
-        root: "m",
-    };
+    let k = ThreadKey { channel: "whatsapp", account: "default", conversation: "1203@g.us", thread: None, root: "m" };
     assert_eq!(g.start(&c, &k, "1203@g.us", "hi"), start1(&["b"]));
     assert_eq!(g.thread_count(), 1);
 }
@@ -113,10 +72,7 @@ fn no_entry_or_an_empty_entry_is_not_a_group_thread() {
     let mut g = GroupCoordinator::new(10);
     assert_eq!(g.start(&c, &key("m"), "123", "hi"), GroupStart::None);
     assert_eq!(g.start(&c, &key("m"), "9", "hi"), GroupStart::None);
-    let k = ThreadKey {
-        channel: "whatsapp",
-        ..key("m")
-    };
+    let k = ThreadKey { channel: "whatsapp", ..key("m") };
     assert_eq!(g.start(&c, &k, "1203@g.us", "hi"), GroupStart::None);
     assert_eq!(g.thread_count(), 0);
 }
@@ -127,11 +83,7 @@ fn sequential_strategy_keeps_configured_launch_order() {
         let c = cfg(json!({"agents": agents(&["a", "b", "c"]),
             "broadcast": {"strategy": strategy, "discord:123": ["c", "a", "b"]}}));
         let mut g = GroupCoordinator::new(10);
-        assert_eq!(
-            g.start(&c, &key("m"), "123", "@b @c"),
-            start1(&["c", "b"]),
-            "{strategy}"
-        );
+        assert_eq!(g.start(&c, &key("m"), "123", "@b @c"), start1(&["c", "b"]), "{strategy}");
     }
 }
 
@@ -139,26 +91,14 @@ fn sequential_strategy_keeps_configured_launch_order() {
 fn each_thread_and_root_has_its_own_budget() {
     let c = abc(json!({"agents": ["alpha"], "maxRounds": 2, "maxTurns": 2}));
     let mut g = GroupCoordinator::new(10);
-    let in_thread = ThreadKey {
-        thread: Some("t1"),
-        ..key("m")
-    };
+    let in_thread = ThreadKey { thread: Some("t1"), ..key("m") };
     g.start(&c, &key("m"), "123", "hi");
     g.start(&c, &in_thread, "123", "hi");
     g.start(&c, &key("m2"), "123", "hi");
     assert_eq!(g.thread_count(), 3);
-    assert_eq!(
-        g.replies(&c, &key("m"), &[said("alpha", "x")]),
-        round(2, &["alpha"])
-    );
-    assert_eq!(
-        g.replies(&c, &in_thread, &[said("alpha", "x")]),
-        round(2, &["alpha"])
-    );
-    assert_eq!(
-        g.replies(&c, &key("m"), &[said("alpha", "x")]),
-        STOP_MAX_ROUNDS
-    );
+    assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), round(2, &["alpha"]));
+    assert_eq!(g.replies(&c, &in_thread, &[said("alpha", "x")]), round(2, &["alpha"]));
+    assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), STOP_MAX_ROUNDS);
     assert_eq!(g.thread_count(), 2);
 }
 
@@ -167,15 +107,9 @@ fn starting_an_active_thread_again_starts_over() {
     let c = abc(json!({"agents": ["alpha"], "maxRounds": 2, "maxTurns": 2}));
     let mut g = GroupCoordinator::new(10);
     g.start(&c, &key("m"), "123", "hi");
-    assert_eq!(
-        g.replies(&c, &key("m"), &[said("alpha", "x")]),
-        round(2, &["alpha"])
-    );
+    assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), round(2, &["alpha"]));
     assert_eq!(g.start(&c, &key("m"), "123", "hi"), start1(&["alpha"]));
-    assert_eq!(
-        g.replies(&c, &key("m"), &[said("alpha", "x")]),
-        round(2, &["alpha"])
-    );
+    assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), round(2, &["alpha"]));
     assert_eq!(g.thread_count(), 1);
 }
 
@@ -196,22 +130,12 @@ fn distinct_threads_stay_within_the_cap() {
     for i in 0..100_000u32 {
         let root = i.to_string();
         g.start(&c, &key(&root), "123", "hi");
-        assert!(
-            g.thread_count() <= 1_000,
-            "{} threads after {i}",
-            g.thread_count()
-        );
+        assert!(g.thread_count() <= 1_000, "{} threads after {i}", g.thread_count());
     }
     assert!(g.evicted() >= 99_000);
     // The most recent thread survived; an evicted one is unknown.
-    assert_eq!(
-        g.replies(&c, &key("99999"), &[said("alpha", "x")]),
-        round(2, &["alpha"])
-    );
-    assert_eq!(
-        g.replies(&c, &key("0"), &[said("alpha", "x")]),
-        STOP_NO_ELIGIBLE
-    );
+    assert_eq!(g.replies(&c, &key("99999"), &[said("alpha", "x")]), round(2, &["alpha"]));
+    assert_eq!(g.replies(&c, &key("0"), &[said("alpha", "x")]), STOP_NO_ELIGIBLE);
 }
 
 #[test]
@@ -236,9 +160,5 @@ fn a_snapshot_round_trip_continues_the_same_budget() {
     // Restoring into a smaller cap drops the least recently active thread first.
     let small = GroupCoordinator::restore(g.snapshot(), 1);
     assert!(small.thread_count() <= 1);
-    assert!(small
-        .snapshot()
-        .threads
-        .iter()
-        .all(|(k, _)| *k != key("m").encode()));
+    assert!(small.snapshot().threads.iter().all(|(k, _)| *k != key("m").encode()));
 }

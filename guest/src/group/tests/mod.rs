@@ -19,27 +19,15 @@ fn cfg(doc: Value) -> GroupConfig {
 
 /// A Discord thread key for root message `root` in conversation `c1`.
 fn key(root: &str) -> ThreadKey<'_> {
-    ThreadKey {
-        channel: "discord",
-        account: "default",
-        conversation: "c1",
-        thread: None,
-        root,
-    }
+    ThreadKey { channel: "discord", account: "default", conversation: "c1", thread: None, root }
 }
 
 fn said(agent: &str, text: &str) -> Reply {
-    Reply {
-        agent: agent.to_string(),
-        reply: Some(text.to_string()),
-    }
+    Reply { agent: agent.to_string(), reply: Some(text.to_string()) }
 }
 
 fn passed(agent: &str) -> Reply {
-    Reply {
-        agent: agent.to_string(),
-        reply: None,
-    }
+    Reply { agent: agent.to_string(), reply: None }
 }
 
 fn ids(v: &[&str]) -> Vec<String> {
@@ -52,17 +40,11 @@ fn agents(list: &[&str]) -> Value {
 }
 
 fn round(n: u32, who: &[&str]) -> GroupStep {
-    GroupStep::Round {
-        round: n,
-        participants: ids(who),
-    }
+    GroupStep::Round { round: n, participants: ids(who) }
 }
 
 fn start1(who: &[&str]) -> GroupStart {
-    GroupStart::Round {
-        round: 1,
-        participants: ids(who),
-    }
+    GroupStart::Round { round: 1, participants: ids(who) }
 }
 
 const STOP_ALL_PASSED: GroupStep = GroupStep::Stop(StopReason::AllPassed);
@@ -72,8 +54,6 @@ const STOP_NO_ELIGIBLE: GroupStep = GroupStep::Stop(StopReason::NoEligible);
 
 /// Three agents on `discord:123`; the entry value is `entry`.
 fn abc(entry: serde_json::Value) -> crate::config::group::GroupConfig {
-    cfg(
-        json!({"agents": {"list": [{"id": "alpha"}, {"id": "beta", "name": "Bea Tee"}, {"id": "gamma"}]},
-        "broadcast": {"discord:123": entry}}),
-    )
+    cfg(json!({"agents": {"list": [{"id": "alpha"}, {"id": "beta", "name": "Bea Tee"}, {"id": "gamma"}]},
+        "broadcast": {"discord:123": entry}}))
 }
