@@ -94,7 +94,7 @@ impl GuestGateway for GatewayResource {
 
     fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
         let args = parse_json(&call.args_json, "call.args-json")?;
-        let v = self.0.borrow_mut().check_tool_call(&core_call(&call, &args));
+        let v = self.0.borrow_mut().check_tool_call_text(&core_call(&call, &args), Some(&call.args_json));
         Ok(ToolVerdict {
             action: match v.action {
                 tl::ToolAction::Allow => ToolAction::Allow,
@@ -118,7 +118,7 @@ impl GuestGateway for GatewayResource {
             ToolOutcome::Returned(_) => Outcome::Result(&value),
             ToolOutcome::Threw(_) => Outcome::Error(&value),
         };
-        let v = self.0.borrow_mut().record_tool_outcome(&core_call(&call, &args), o);
+        let v = self.0.borrow_mut().record_tool_outcome_text(&core_call(&call, &args), Some(&call.args_json), o);
         Ok(match v {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
             tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,

@@ -55,16 +55,32 @@ impl Gateway {
 
     /// Checks a tool call before it runs.
     pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> ToolVerdict {
+        self.check_tool_call_text(call, None)
+    }
+
+    /// [`Gateway::check_tool_call`] when the args arrived as JSON text (`args_text`), which lets
+    /// the outcome that follows skip re-hashing the same arguments.
+    pub fn check_tool_call_text(&mut self, call: &ToolCall<'_>, args_text: Option<&str>) -> ToolVerdict {
         let settings = self.config.tools.for_agent(call.agent);
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.check(call, settings)
+        session.check_with_text(call, args_text, settings)
     }
 
     /// Records how a tool call ended.
     pub fn record_tool_outcome(&mut self, call: &ToolCall<'_>, outcome: Outcome<'_>) -> OutcomeVerdict {
+        self.record_tool_outcome_text(call, None, outcome)
+    }
+
+    /// [`Gateway::record_tool_outcome`] when the args arrived as JSON text.
+    pub fn record_tool_outcome_text(
+        &mut self,
+        call: &ToolCall<'_>,
+        args_text: Option<&str>,
+        outcome: Outcome<'_>,
+    ) -> OutcomeVerdict {
         let settings = self.config.tools.for_agent(call.agent);
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.outcome(call, outcome, settings, &self.config.limits.send_tools)
+        session.outcome_with_text(call, args_text, outcome, settings, &self.config.limits.send_tools)
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.

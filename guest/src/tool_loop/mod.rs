@@ -118,6 +118,33 @@ pub struct Session {
     warnings: WarningBuckets,
     /// Post-compaction guards by run id exactly as given (absent = ""), least recently used first.
     guards: Vec<(Box<str>, CompactionGuard)>,
+    /// The last checked call's raw args text and digest (not part of snapshots).
+    #[serde(skip)]
+    memo: ArgsMemo,
+}
+
+/// Remembers the last checked call's args text and digest, so the outcome that follows (which
+/// carries the same text) does not canonicalize and hash the arguments a second time. Only raw
+/// text equality is trusted, so a hit can never give another call's digest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ArgsMemo {
+    tool: String,
+    text: String,
+    digest: Option<Digest>,
+}
+
+impl ArgsMemo {
+    fn remember(&mut self, tool: &str, text: &str, digest: Digest) {
+        self.tool.clear();
+        self.tool.push_str(tool);
+        self.text.clear();
+        self.text.push_str(text);
+        self.digest = Some(digest);
+    }
+
+    fn recall(&self, tool: &str, text: &str) -> Option<Digest> {
+        self.digest.filter(|_| self.tool == tool && self.text == text)
+    }
 }
 
 /// `argsHash` of a call, with `update_plan` params reduced to their shape.
@@ -138,7 +165,16 @@ impl Session {
     /// Checks a call before it runs and records it unless it is blocked or the guard is
     /// explicitly disabled.
     pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
+        self.check_with_text(call, None, s)
+    }
+
+    /// [`Session::check`] for a call whose args came as JSON text: the text is remembered so that
+    /// [`Session::outcome_with_text`] can reuse the digest.
+    pub fn check_with_text(&mut self, call: &ToolCall<'_>, args_text: Option<&str>, s: &LoopSettings) -> ToolVerdict {
         let args = call_digest(call.tool, call.args);
+        if let Some(text) = args_text {
+            self.memo.remember(call.tool, text, args);
+        }
         let run = normalize_run(call.run);
         let action = call.args.get("action").and_then(Json::as_str);
         let known_poll = detect::is_known_poll(call.tool, action);
@@ -178,10 +214,23 @@ impl Session {
         s: &LoopSettings,
         send_tools: &[String],
     ) -> OutcomeVerdict {
+        self.outcome_with_text(call, None, outcome, s, send_tools)
+    }
+
+    /// [`Session::outcome`] for a call whose args came as JSON text (see [`ArgsMemo`]).
+    pub fn outcome_with_text(
+        &mut self,
+        call: &ToolCall<'_>,
+        args_text: Option<&str>,
+        outcome: Outcome<'_>,
+        s: &LoopSettings,
+        send_tools: &[String],
+    ) -> OutcomeVerdict {
         let Some(hashed) = outcome::hash_outcome(call.tool, call.args, outcome, send_tools) else {
             return OutcomeVerdict::Ignored;
         };
-        let args = call_digest(call.tool, call.args);
+        let args =
+            args_text.and_then(|t| self.memo.recall(call.tool, t)).unwrap_or_else(|| call_digest(call.tool, call.args));
         let run = normalize_run(call.run);
         self.history.record_outcome(
             call.tool,
