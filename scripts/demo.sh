@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Builds loopguard and replays one example trace, then says where the guard fired.
-# Usage: scripts/demo.sh [example-name]    (default: $EXAMPLE or quickstart; PROFILE=release
+# Usage: scripts/demo.sh [example-name]    (default: $EXAMPLE or exec-poll-no-progress; PROFILE=release
 #        for an optimized build)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-EXAMPLE="${1:-${EXAMPLE:-quickstart}}"
+EXAMPLE="${1:-${EXAMPLE:-exec-poll-no-progress}}"
 DIR="examples/traces/$EXAMPLE"
 CONFIG="$DIR/config.json5"
 [ -f "$CONFIG" ] || CONFIG="$DIR/config.json"
 TRACE="$DIR/trace.jsonl"
 [ -f "$TRACE" ] || { echo "demo: no trace at $TRACE; examples: $(ls examples/traces | tr '\n' ' ')" >&2; exit 2; }
+
+# Building the default policy needs the wasm32-wasip2 target (nothing else: no wasmtime CLI).
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+    echo "demo: rustup target add wasm32-wasip2" >&2
+    rustup target add wasm32-wasip2
+fi
 
 # The debug build is the one the tests already made (a release build of wasmtime takes many
 # minutes on a small machine); compiled policies are cached, so replay is fast either way.
