@@ -209,7 +209,12 @@ impl GuestGateway for GatewayResource {
 
     fn bot_stats(&self) -> BotStats {
         let s = self.0.borrow().stats();
-        BotStats { pairs: s.bot_pairs, evicted_pairs: s.evicted_pairs, group_threads: s.group_threads }
+        BotStats {
+            pairs: s.bot_pairs,
+            evicted_pairs: s.evicted_pairs,
+            group_threads: s.group_threads,
+            memory_bytes: core::arch::wasm32::memory_size(0) as u64 * 65_536,
+        }
     }
 }
 
