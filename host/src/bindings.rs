@@ -6,8 +6,9 @@
 #![allow(missing_docs)] // generated code carries the WIT's own docs
 
 use wasmtime::component::ResourceTable;
-use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::limits::Limiter;
 
 wasmtime::component::bindgen!({
     world: "policy",
@@ -20,11 +21,11 @@ wasmtime::component::bindgen!({
 pub(crate) struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: Limiter,
 }
 
 impl HostState {
-    pub(crate) fn new(limits: StoreLimits) -> Self {
+    pub(crate) fn new(limits: Limiter) -> Self {
         let wasi = WasiCtx::builder().allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false).build();
         HostState { wasi, table: ResourceTable::new(), limits }
     }

@@ -27,6 +27,31 @@ pub enum Error {
         /// The interface version this host was built against.
         expected: &'static str,
     },
+    /// The policy's bytes do not have the pinned blake3 digest (checked before compiling).
+    DigestMismatch {
+        /// The file the policy came from.
+        path: PathBuf,
+        /// The digest that was pinned (`--expect-digest`, `LoadOptions::expect_digest`).
+        expected: String,
+        /// The digest of the bytes that were read.
+        found: String,
+    },
+    /// A call into the guest ran past its deadline and was interrupted. The instance is unusable
+    /// afterwards; a [`crate::SwappableGateway`] replaces it by itself.
+    Timeout {
+        /// What was called (`check-tool-call`, `apply-events`, …).
+        call: &'static str,
+        /// The deadline it ran past.
+        deadline: std::time::Duration,
+    },
+    /// The guest needed more linear memory than the cap allows (it aborted or trapped when an
+    /// allocation failed). The instance is unusable afterwards.
+    OutOfMemory {
+        /// What was called.
+        call: &'static str,
+        /// The cap, in bytes (`Limits::memory_bytes`).
+        limit_bytes: usize,
+    },
     /// An expected failure reported by the guest (`policy-error`): bad config, malformed input or
     /// an unreadable snapshot. `path` is where (`tools.loopDetection.historySize`, `line 3: args`).
     Policy {
@@ -51,6 +76,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// True for failures that leave the instance unusable (trap, timeout, out of memory): the
+    /// caller must drop it and make a new one.
+    pub fn breaks_instance(&self) -> bool {
+        matches!(self, Error::Trap { .. } | Error::Timeout { .. } | Error::OutOfMemory { .. })
+    }
+
     /// Wraps a wasmtime error from a call into the guest as a one-line [`Error::Trap`].
     pub(crate) fn trap(err: wasmtime::Error) -> Self {
         let message = match err.downcast_ref::<wasmtime::Trap>() {
@@ -66,6 +97,16 @@ impl Error {
     }
 }
 
+/// `0.2.x` for 0.2.0, `1.x` for 1.3.0: the versions a host accepts.
+fn compatible_range(version: &str) -> String {
+    let mut parts = version.split('.');
+    match (parts.next(), parts.next()) {
+        (Some("0"), Some(minor)) => format!("0.{minor}.x"),
+        (Some(major), _) => format!("{major}.x"),
+        _ => version.to_string(),
+    }
+}
+
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").trim_end().to_string()
 }
@@ -74,12 +115,30 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Load { path, reason } => write!(f, "cannot load policy {}: {reason}", path.display()),
-            Error::Incompatible { path, found, expected } => write!(
+            Error::Incompatible { path, found, expected } => {
+                let range = compatible_range(expected);
+                write!(
+                    f,
+                    "policy interface {found} is incompatible with this host ({range}); \
+                     {} must be built for loopguard:policy@{range}",
+                    path.display()
+                )
+            }
+            Error::DigestMismatch { path, expected, found } => write!(
                 f,
-                "policy {} implements interface {found}, this host needs a version compatible with {expected}; \
-                 use a policy built for loopguard:policy@{expected}",
+                "policy {} has digest {found}, but {expected} was pinned; refusing to load it \
+                 (deploy the pinned file, or pin the new digest if the change is intended)",
                 path.display()
             ),
+            Error::Timeout { call, deadline } => write!(
+                f,
+                "the policy did not answer {call} within {} ms and was stopped (raise the deadline in Limits \
+                 if the input is legitimately large)",
+                deadline.as_millis()
+            ),
+            Error::OutOfMemory { call, limit_bytes } => {
+                write!(f, "the policy ran out of memory in {call} (cap {} MiB) and was stopped", limit_bytes >> 20)
+            }
             Error::Policy { path, reason } => write!(f, "{path}: {reason}"),
             Error::Io { what, source } => write!(f, "{what}: {source}"),
             Error::Trap { message } => write!(f, "the policy trapped: {message}"),

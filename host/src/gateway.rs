@@ -6,6 +6,10 @@
 //! only what the guest returns.
 
 use wasmtime::component::ResourceAny;
+use wasmtime::Store;
+
+use crate::bindings::exports::loopguard::policy::guard::GuestGateway as Guest;
+use crate::bindings::HostState;
 
 use crate::bindings::loopguard::policy::types::{
     BotMessage, BotStats, BotVerdict, CompactionVerdict, GatewayStats, GroupReply, GroupStart, GroupStep, GroupThread,
@@ -34,23 +38,36 @@ impl Gateway {
         &mut self.instance
     }
 
+    /// Runs a typed call under the call deadline.
+    fn typed<T>(
+        &mut self,
+        name: &'static str,
+        f: impl FnOnce(&mut Store<HostState>, Guest<'_>, ResourceAny) -> wasmtime::Result<T>,
+    ) -> Result<T> {
+        let (deadline, handle) = (self.instance.limits.call_deadline, self.handle);
+        self.instance.call(name, deadline, |store, b| f(store, b.loopguard_policy_guard().gateway(), handle))
+    }
+
+    /// Runs a call whose work grows with `input_bytes` under the batch deadline.
+    fn batch<T>(
+        &mut self,
+        name: &'static str,
+        input_bytes: usize,
+        f: impl FnOnce(&mut Store<HostState>, Guest<'_>, ResourceAny) -> wasmtime::Result<T>,
+    ) -> Result<T> {
+        let (deadline, handle) = (self.instance.limits.batch(input_bytes), self.handle);
+        self.instance.call(name, deadline, |store, b| f(store, b.loopguard_policy_guard().gateway(), handle))
+    }
+
     /// Checks a tool call before it runs (and records it unless blocked or disabled).
     pub fn check_tool_call(&mut self, call: &ToolCall) -> Result<ToolVerdict> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        let out = bindings.loopguard_policy_guard().gateway().call_check_tool_call(&mut *store, self.handle, call);
-        out.map_err(Error::trap)?.map_err(policy_error)
+        self.typed("check-tool-call", |s, g, h| g.call_check_tool_call(s, h, call))?.map_err(policy_error)
     }
 
     /// Records how a tool call ended; may return the post-compaction abort.
     pub fn record_tool_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        let out = bindings.loopguard_policy_guard().gateway().call_record_tool_outcome(
-            &mut *store,
-            self.handle,
-            call,
-            outcome,
-        );
-        out.map_err(Error::trap)?.map_err(policy_error)
+        self.typed("record-tool-outcome", |s, g, h| g.call_record_tool_outcome(s, h, call, outcome))?
+            .map_err(policy_error)
     }
 
     /// Arms the post-compaction guard for `session` and `run`.
@@ -60,50 +77,34 @@ impl Gateway {
         run: Option<&str>,
         agent: Option<&str>,
     ) -> Result<CompactionVerdict> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_compaction_retried(&mut *store, self.handle, session, run, agent)
-            .map_err(Error::trap)
+        self.typed("compaction-retried", |s, g, h| g.call_compaction_retried(s, h, session, run, agent))
     }
 
     /// Forgets a session.
     pub fn end_session(&mut self, session: &str) -> Result<()> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_end_session(&mut *store, self.handle, session)
-            .map_err(Error::trap)
+        self.typed("end-session", |s, g, h| g.call_end_session(s, h, session))
     }
 
     /// Applies trace events (JSON Lines) whose first line has number `first_line`, and returns
     /// their decisions as JSON Lines.
     pub fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        let out =
-            bindings.loopguard_policy_guard().gateway().call_apply_events(&mut *store, self.handle, events, first_line);
-        out.map_err(Error::trap)?.map_err(policy_error)
+        self.batch("apply-events", events.len(), |s, g, h| g.call_apply_events(s, h, events, first_line))?
+            .map_err(policy_error)
     }
 
     /// Exports the whole state as a versioned snapshot.
     pub fn export_state(&mut self) -> Result<Vec<u8>> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings.loopguard_policy_guard().gateway().call_export_state(&mut *store, self.handle).map_err(Error::trap)
+        self.batch("export-state", 0, |s, g, h| g.call_export_state(s, h))
     }
 
     /// Replaces the state with a snapshot from `export_state` (of this or an older policy).
     pub fn import_state(&mut self, snapshot: &[u8]) -> Result<()> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        let out = bindings.loopguard_policy_guard().gateway().call_import_state(&mut *store, self.handle, snapshot);
-        out.map_err(Error::trap)?.map_err(policy_error)
+        self.batch("import-state", snapshot.len(), |s, g, h| g.call_import_state(s, h, snapshot))?.map_err(policy_error)
     }
 
     /// Counters for metrics.
     pub fn stats(&mut self) -> Result<GatewayStats> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings.loopguard_policy_guard().gateway().call_stats(&mut *store, self.handle).map_err(Error::trap)
+        self.typed("stats", |s, g, h| g.call_stats(s, h))
     }
 }
 
@@ -111,45 +112,27 @@ impl Gateway {
 impl Gateway {
     /// Decides whether a bot-authored inbound message may be handled or must be suppressed.
     pub fn check_bot_message(&mut self, message: &BotMessage) -> Result<BotVerdict> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        let out = bindings.loopguard_policy_guard().gateway().call_check_bot_message(&mut *store, self.handle, message);
-        out.map_err(Error::trap)?.map_err(policy_error)
+        self.typed("check-bot-message", |s, g, h| g.call_check_bot_message(s, h, message))?.map_err(policy_error)
     }
 
     /// An inbound message to a conversation with a broadcast entry: which agents run round 1.
     pub fn start_group_thread(&mut self, thread: &GroupThread, peer: &str, text: &str) -> Result<GroupStart> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_start_group_thread(&mut *store, self.handle, thread, peer, text)
-            .map_err(Error::trap)
+        self.typed("start-group-thread", |s, g, h| g.call_start_group_thread(s, h, thread, peer, text))
     }
 
     /// The finals of the round just run: the next round, or why the thread stops.
     pub fn finish_group_round(&mut self, thread: &GroupThread, replies: &[GroupReply]) -> Result<GroupStep> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_finish_group_round(&mut *store, self.handle, thread, replies)
-            .map_err(Error::trap)
+        self.typed("finish-group-round", |s, g, h| g.call_finish_group_round(s, h, thread, replies))
     }
 
     /// The thread was cancelled.
     pub fn cancel_group_thread(&mut self, thread: &GroupThread) -> Result<GroupStep> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings
-            .loopguard_policy_guard()
-            .gateway()
-            .call_cancel_group_thread(&mut *store, self.handle, thread)
-            .map_err(Error::trap)
+        self.typed("cancel-group-thread", |s, g, h| g.call_cancel_group_thread(s, h, thread))
     }
 
     /// Counters of the bot-loop and group-thread state.
     pub fn bot_stats(&mut self) -> Result<BotStats> {
-        let Instance { store, bindings, .. } = &mut self.instance;
-        bindings.loopguard_policy_guard().gateway().call_bot_stats(&mut *store, self.handle).map_err(Error::trap)
+        self.typed("bot-stats", |s, g, h| g.call_bot_stats(s, h))
     }
 }
 
@@ -157,6 +140,7 @@ impl Drop for Gateway {
     /// Runs the guest destructor. A trapped instance cannot run it, and the memory goes away with
     /// the store anyway, so a failure here is ignored.
     fn drop(&mut self) {
+        self.instance.store.set_epoch_deadline(crate::limits::ticks(self.instance.limits.call_deadline));
         let _ = self.handle.resource_drop(&mut self.instance.store);
     }
 }

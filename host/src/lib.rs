@@ -23,8 +23,10 @@
 mod bindings;
 mod error;
 mod gateway;
+mod limits;
 mod policy;
 pub mod replay;
+mod swap;
 
 pub use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, Detector, GatewayStats, GroupReply,
@@ -33,7 +35,9 @@ pub use bindings::loopguard::policy::types::{
 };
 pub use error::{Error, Result};
 pub use gateway::Gateway;
-pub use policy::{use_compile_cache, Instance, Policy, INTERFACE_VERSION};
+pub use limits::{Limits, EPOCH_TICK};
+pub use policy::{use_compile_cache, Inspection, Instance, LoadOptions, Policy, INTERFACE_VERSION};
+pub use swap::{FailureMode, Health, Supervision, SwapReport, SwappableGateway};
 
 /// This crate's (and the CLI's) version.
 pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");

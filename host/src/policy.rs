@@ -3,17 +3,19 @@
 //! Why this shape: compiling a component costs far more than instantiating it, so a [`Policy`]
 //! compiles and links once (one process-wide [`Engine`], one `InstancePre`) and every
 //! [`Instance`] after that is cheap. The interface version is checked at load, so that an
-//! incompatible policy is refused before any traffic reaches it.
+//! incompatible policy is refused before any traffic reaches it; a pinned digest is checked
+//! before the bytes are even compiled, so that an unexpected file never runs at all.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Cache, CacheConfig, Config, Engine, Store, StoreLimitsBuilder};
+use wasmtime::{Cache, CacheConfig, Config, Engine, Store};
 
 use crate::bindings::{self, HostState, PolicyPre};
 use crate::error::{Error, Result};
 use crate::gateway::Gateway;
+use crate::limits::{self, Limiter, Limits};
 
 /// The policy built from `guest/` when this crate was compiled.
 static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/loopguard_policy.wasm"));
@@ -21,16 +23,67 @@ static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/loopguard_pol
 /// The WIT package version this host was generated from (read from `wit/policy.wit`).
 pub const INTERFACE_VERSION: &str = env!("LOOPGUARD_WIT_VERSION");
 
-/// Guest linear memory cap per instance: far above what the bounded state needs, low enough that
-/// a runaway input fails as an error and not as an OOM of the gateway.
-const MEMORY_LIMIT: usize = 1 << 30;
-
 /// The one engine of this process. Engines are meant to be shared; one per policy would
 /// duplicate the compiler and code memory for no gain.
 static ENGINE: OnceLock<Engine> = OnceLock::new();
 
+/// Epoch interruption is always on: it is how every call gets its deadline (see `limits`).
+fn engine_config() -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config
+}
+
 fn engine() -> &'static Engine {
-    ENGINE.get_or_init(Engine::default)
+    let engine = ENGINE.get_or_init(|| {
+        // The default config with epochs on cannot fail to build an engine on a supported platform.
+        Engine::new(&engine_config()).unwrap_or_default()
+    });
+    limits::start_ticker(engine);
+    engine
+}
+
+/// How to load a policy: an optional pinned digest and the sandbox limits of its instances.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The blake3 digest (64 hex digits) the bytes must have; checked before compiling.
+    pub expect_digest: Option<String>,
+    /// Time and memory limits of every instance of the policy.
+    pub limits: Limits,
+}
+
+/// What `loopguard inspect` shows about a component, read without the version check.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub size: usize,
+    /// The blake3 digest of its bytes.
+    pub digest: blake3::Hash,
+    /// `version()`: the policy's own version.
+    pub policy_version: String,
+    /// `interface-version()`: the WIT version it implements.
+    pub interface_version: String,
+    /// Whether this host accepts that interface version.
+    pub compatible: bool,
+    /// The names of the component's imports (WASI interfaces, `loopguard:policy/types`).
+    pub imports: Vec<String>,
+}
+
+impl std::fmt::Display for Inspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "file: {}", self.path.display())?;
+        writeln!(f, "size: {}", self.size)?;
+        writeln!(f, "digest: {}", self.digest.to_hex())?;
+        writeln!(f, "policy: {}", self.policy_version)?;
+        writeln!(f, "interface: {}", self.interface_version)?;
+        writeln!(f, "compatible: {}", if self.compatible { "yes" } else { "no" })?;
+        for import in &self.imports {
+            writeln!(f, "import: {import}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Makes the process-wide engine keep compiled policies in `dir`, so that a short-lived process
@@ -41,7 +94,7 @@ pub fn use_compile_cache(dir: &Path) -> Result<()> {
     let mut cache_config = CacheConfig::new();
     cache_config.with_directory(dir);
     let cache = Cache::new(cache_config).map_err(|e| Error::load(dir, e))?;
-    let mut config = Config::new();
+    let mut config = engine_config();
     config.cache(Some(cache));
     let engine = Engine::new(&config).map_err(|e| Error::load(dir, e))?;
     ENGINE.set(engine).map_err(|_| Error::load(dir, "the compile cache must be set before the first policy is loaded"))
@@ -53,6 +106,7 @@ pub struct Policy {
     pre: PolicyPre<HostState>,
     digest: blake3::Hash,
     path: Arc<Path>,
+    limits: Limits,
 }
 
 impl std::fmt::Debug for Policy {
@@ -64,22 +118,95 @@ impl std::fmt::Debug for Policy {
 impl Policy {
     /// The policy embedded in this binary (built from `guest/` by `build.rs`).
     pub fn embedded() -> Result<Self> {
-        Self::load(EMBEDDED, Path::new("<embedded>"))
+        Self::embedded_with(&LoadOptions::default())
+    }
+
+    /// [`Policy::embedded`] with a pinned digest and/or limits.
+    pub fn embedded_with(options: &LoadOptions) -> Result<Self> {
+        Self::load(EMBEDDED, Path::new("<embedded>"), options)
     }
 
     /// Reads and loads a policy component from a file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_file_with(path, &LoadOptions::default())
+    }
+
+    /// [`Policy::from_file`] with a pinned digest and/or limits.
+    pub fn from_file_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Self> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::load(path, e))?;
-        Self::load(&bytes, path)
+        Self::load(&bytes, path, options)
     }
 
     /// Loads a policy component from its bytes (named `<bytes>` in errors).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Self::load(bytes, Path::new("<bytes>"))
+        Self::from_bytes_with(bytes, &LoadOptions::default())
     }
 
-    fn load(bytes: &[u8], path: &Path) -> Result<Self> {
+    /// [`Policy::from_bytes`] with a pinned digest and/or limits.
+    pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Self> {
+        Self::load(bytes, Path::new("<bytes>"), options)
+    }
+
+    /// Loads a policy only if its bytes have the blake3 digest `expected_hex`; a mismatch is
+    /// refused before anything is compiled or run.
+    pub fn from_bytes_pinned(bytes: &[u8], expected_hex: &str) -> Result<Self> {
+        Self::from_bytes_with(
+            bytes,
+            &LoadOptions { expect_digest: Some(expected_hex.into()), ..LoadOptions::default() },
+        )
+    }
+
+    /// The same compiled policy with other limits for the instances made from now on.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits of this policy's instances.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Reads what a component says about itself (versions, digest, imports) without refusing an
+    /// incompatible interface version, so that an operator can see why a file is refused.
+    pub fn inspect_file(path: impl AsRef<Path>) -> Result<Inspection> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::load(path, e))?;
+        let (policy, component) = Self::compile(&bytes, path, &LoadOptions::default())?;
+        let engine = engine();
+        let imports = component.component_type().imports(engine).map(|(name, _)| name.to_string()).collect();
+        let mut instance = policy.instantiate()?;
+        let interface_version = instance.interface_version()?;
+        Ok(Inspection {
+            path: path.to_path_buf(),
+            size: bytes.len(),
+            digest: policy.digest,
+            policy_version: instance.version()?,
+            compatible: compatible(&interface_version, INTERFACE_VERSION),
+            interface_version,
+            imports,
+        })
+    }
+
+    fn load(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Self> {
+        let (policy, _) = Self::compile(bytes, path, options)?;
+        policy.check_interface()?;
+        Ok(policy)
+    }
+
+    /// Checks the pin, compiles and links; no version check.
+    fn compile(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<(Self, Component)> {
+        let digest = blake3::hash(bytes);
+        if let Some(expected) = &options.expect_digest {
+            if !expected.trim().eq_ignore_ascii_case(digest.to_hex().as_str()) {
+                return Err(Error::DigestMismatch {
+                    path: path.to_path_buf(),
+                    expected: expected.trim().to_ascii_lowercase(),
+                    found: digest.to_hex().to_string(),
+                });
+            }
+        }
         if bytes.is_empty() {
             return Err(Error::load(path, "empty file (built with LOOPGUARD_SKIP_GUEST=1?)"));
         }
@@ -97,9 +224,7 @@ impl Policy {
             .map_err(|e| Error::load(path, e))?;
         let instance_pre = linker.instantiate_pre(&component).map_err(|e| Error::load(path, e))?;
         let pre = PolicyPre::new(instance_pre).map_err(|e| Error::load(path, e))?;
-        let policy = Policy { pre, digest: blake3::hash(bytes), path: Arc::from(path) };
-        policy.check_interface()?;
-        Ok(policy)
+        Ok((Policy { pre, digest, path: Arc::from(path), limits: options.limits }, component))
     }
 
     /// Refuses a policy whose interface is not compatible with [`INTERFACE_VERSION`] (semver:
@@ -125,11 +250,11 @@ impl Policy {
 
     /// A fresh instance with its own store and memory.
     pub fn instantiate(&self) -> Result<Instance> {
-        let limits = StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT).instances(4).build();
-        let mut store = Store::new(engine(), HostState::new(limits));
+        let mut store = Store::new(engine(), HostState::new(Limiter::new(&self.limits)));
         store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(limits::ticks(self.limits.batch_deadline));
         let bindings = self.pre.instantiate(&mut store).map_err(|e| Error::load(&*self.path, e))?;
-        Ok(Instance { store, bindings, path: self.path.clone() })
+        Ok(Instance { store, bindings, path: self.path.clone(), limits: self.limits })
     }
 
     /// Shorthand for `instantiate()?.create_gateway(config)`.
@@ -156,29 +281,58 @@ pub struct Instance {
     pub(crate) store: Store<HostState>,
     pub(crate) bindings: bindings::Policy,
     pub(crate) path: Arc<Path>,
+    pub(crate) limits: Limits,
 }
 
 impl Instance {
+    /// Runs one call into the guest under `deadline` and the memory cap, and names the failure:
+    /// a failure after a refused memory growth is an [`Error::OutOfMemory`], an epoch interrupt
+    /// a [`Error::Timeout`], anything else a [`Error::Trap`].
+    pub(crate) fn call<T>(
+        &mut self,
+        name: &'static str,
+        deadline: std::time::Duration,
+        f: impl FnOnce(&mut Store<HostState>, &bindings::Policy) -> wasmtime::Result<T>,
+    ) -> Result<T> {
+        self.store.set_epoch_deadline(limits::ticks(deadline));
+        self.store.data_mut().limits.refused = false;
+        f(&mut self.store, &self.bindings).map_err(|err| {
+            // A refused growth comes first: it is the cause even if the guest then ran out of time.
+            if self.store.data().limits.refused {
+                Error::OutOfMemory { call: name, limit_bytes: self.limits.memory_bytes }
+            } else if err.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt) {
+                Error::Timeout { call: name, deadline }
+            } else {
+                Error::trap(err)
+            }
+        })
+    }
+
     /// The policy's own version (the guest crate version).
     pub fn version(&mut self) -> Result<String> {
-        self.bindings.call_version(&mut self.store).map_err(Error::trap)
+        let deadline = self.limits.call_deadline;
+        self.call("version", deadline, |store, b| b.call_version(store))
     }
 
     /// The WIT interface version the policy implements.
     pub fn interface_version(&mut self) -> Result<String> {
-        self.bindings.call_interface_version(&mut self.store).map_err(Error::trap)
+        let deadline = self.limits.call_deadline;
+        self.call("interface-version", deadline, |store, b| b.call_interface_version(store))
     }
 
     /// Replays a whole trace on a fresh gateway inside the guest (the stateless export).
     pub fn replay(&mut self, config: &str, trace: &str) -> Result<String> {
-        let out = self.bindings.call_replay(&mut self.store, config, trace).map_err(Error::trap)?;
+        let deadline = self.limits.batch(config.len() + trace.len());
+        let out = self.call("replay", deadline, |store, b| b.call_replay(store, config, trace))?;
         out.map_err(|e| Error::Policy { path: e.path, reason: e.reason })
     }
 
     /// Builds a gateway from a config document; the gateway owns this instance.
     pub fn create_gateway(mut self, config: &str) -> Result<Gateway> {
-        let created = self.bindings.loopguard_policy_guard().gateway().call_create(&mut self.store, config);
-        match created.map_err(Error::trap)? {
+        let deadline = self.limits.batch(config.len());
+        let created =
+            self.call("create", deadline, |store, b| b.loopguard_policy_guard().gateway().call_create(store, config));
+        match created? {
             Ok(handle) => Ok(Gateway::new(self, handle)),
             Err(e) => Err(Error::Policy { path: e.path, reason: e.reason }),
         }

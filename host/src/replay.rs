@@ -9,6 +9,26 @@ use std::io::{BufRead, Write};
 
 use crate::error::{Error, Result};
 use crate::gateway::Gateway;
+use crate::policy::Policy;
+use crate::swap::{SwapReport, SwappableGateway};
+
+/// Anything that applies a batch of trace lines: a [`Gateway`] or a [`SwappableGateway`].
+pub trait ApplyEvents {
+    /// See [`Gateway::apply_events`].
+    fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String>;
+}
+
+impl ApplyEvents for Gateway {
+    fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
+        Gateway::apply_events(self, events, first_line)
+    }
+}
+
+impl ApplyEvents for &SwappableGateway {
+    fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
+        SwappableGateway::apply_events(self, events, first_line)
+    }
+}
 
 /// The default chunk size: large enough that the boundary cost vanishes, small enough to bound
 /// memory. A single longer line is still sent whole (the policy decides whether it is too long).
@@ -16,12 +36,160 @@ pub const DEFAULT_CHUNK_BYTES: usize = 4 << 20;
 
 /// Replays `trace` through `gateway` in chunks of at most `chunk_bytes` (whole lines), writing the
 /// decisions to `out` as each chunk is decided. Returns the number of lines read.
-pub fn stream(gateway: &mut Gateway, trace: &mut dyn BufRead, out: &mut dyn Write, chunk_bytes: usize) -> Result<u64> {
+pub fn stream<G: ApplyEvents + ?Sized>(
+    gateway: &mut G,
+    trace: &mut dyn BufRead,
+    out: &mut dyn Write,
+    chunk_bytes: usize,
+) -> Result<u64> {
+    stream_until(gateway, trace, out, chunk_bytes, u64::MAX)
+}
+
+/// Like [`stream`], but swaps `gateway` to `policy` right before trace line `swap_at` (1-based)
+/// is applied. Returns the lines read and the swap's report (`None` if the trace is shorter).
+pub fn stream_with_swap(
+    gateway: &SwappableGateway,
+    trace: &mut dyn BufRead,
+    out: &mut dyn Write,
+    chunk_bytes: usize,
+    swap_at: u64,
+    policy: Policy,
+) -> Result<(u64, Option<SwapReport>)> {
+    let mut sink = gateway;
+    let before = stream_until(&mut sink, trace, out, chunk_bytes, swap_at.saturating_sub(1))?;
+    if before + 1 < swap_at {
+        return Ok((before, None));
+    }
+    let report = gateway.swap(policy)?;
+    let mut rest = Renumbered { inner: gateway, offset: before };
+    let after = stream_until(&mut rest, trace, out, chunk_bytes, u64::MAX)?;
+    Ok((before + after, Some(report)))
+}
+
+/// Shifts the line numbers of a stream that starts in the middle of a trace.
+struct Renumbered<'a> {
+    inner: &'a SwappableGateway,
+    offset: u64,
+}
+
+impl ApplyEvents for Renumbered<'_> {
+    fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
+        let line = u64::from(first_line) + self.offset;
+        let line = u32::try_from(line).map_err(|_| Error::Policy {
+            path: format!("line {line}"),
+            reason: "the trace has more lines than a u32 can number; split it".into(),
+        })?;
+        self.inner.apply_events(events, line)
+    }
+}
+
+/// What a shadow run found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ShadowSummary {
+    /// Trace lines that produced a decision from the active policy.
+    pub events: u64,
+    /// Lines where the candidate's decision (or error) differs.
+    pub differ: u64,
+}
+
+/// Runs `candidate` beside `active` on every line of `trace` (one `apply-events` per line on each):
+/// the active decisions go to `out`, and each line where the candidate decides differently goes
+/// to `diffs` as `{"shadow_diff":{"line":N,"active":{…},"candidate":{…}}}`. A candidate error on
+/// a line is a difference (`"candidate":{"error":"…"}`); an active error ends the run.
+pub fn shadow(
+    active: &SwappableGateway,
+    candidate: &SwappableGateway,
+    trace: &mut dyn BufRead,
+    out: &mut dyn Write,
+    diffs: &mut dyn Write,
+) -> Result<ShadowSummary> {
+    let mut summary = ShadowSummary::default();
+    let mut line = Vec::new();
+    let mut number: u32 = 0;
+    let write_err = |source| Error::Io { what: "writing the decisions".into(), source };
+    loop {
+        line.clear();
+        let n = trace
+            .read_until(b'\n', &mut line)
+            .map_err(|source| Error::Io { what: "reading the trace".into(), source })?;
+        if n == 0 {
+            break;
+        }
+        number = number.checked_add(1).ok_or_else(|| Error::Policy {
+            path: format!("line {number}"),
+            reason: "the trace has more lines than a u32 can number; split it".into(),
+        })?;
+        let text = std::str::from_utf8(&line).map_err(|_| Error::Policy {
+            path: format!("line {number}"),
+            reason: "is not valid UTF-8; traces are UTF-8 JSON Lines".into(),
+        })?;
+        let decided = active.apply_events(text, number)?;
+        out.write_all(decided.as_bytes()).map_err(write_err)?;
+        if decided.is_empty() {
+            continue;
+        }
+        summary.events += 1;
+        let other = candidate.apply_events(text, number);
+        if other.as_deref().ok() != Some(decided.as_str()) {
+            summary.differ += 1;
+            let candidate_json = match other {
+                Ok(text) => json_or_null(&text),
+                Err(e) => format!("{{\"error\":{}}}", json_string(&e.to_string())),
+            };
+            let diff = format!(
+                "{{\"shadow_diff\":{{\"line\":{number},\"active\":{},\"candidate\":{candidate_json}}}}}\n",
+                json_or_null(&decided)
+            );
+            diffs.write_all(diff.as_bytes()).map_err(write_err)?;
+        }
+    }
+    out.flush().map_err(write_err)?;
+    Ok(summary)
+}
+
+/// The decision line(s) of one event as one JSON value: the object, or an array if there are
+/// several, or `null` if there is none.
+fn json_or_null(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    match lines.as_slice() {
+        [] => "null".into(),
+        [one] => (*one).to_string(),
+        many => format!("[{}]", many.join(",")),
+    }
+}
+
+/// `text` as a JSON string literal.
+fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// [`stream`] that stops after line `last` (the reader is left at the next line).
+fn stream_until<G: ApplyEvents + ?Sized>(
+    gateway: &mut G,
+    trace: &mut dyn BufRead,
+    out: &mut dyn Write,
+    chunk_bytes: usize,
+    last: u64,
+) -> Result<u64> {
     let mut chunk: Vec<u8> = Vec::with_capacity(chunk_bytes.min(DEFAULT_CHUNK_BYTES) + 1024);
     let mut chunk_first_line: u64 = 1;
     let mut lines_read: u64 = 0;
     let read_err = |source| Error::Io { what: "reading the trace".into(), source };
-    loop {
+    while lines_read < last {
         let line_start = chunk.len();
         let n = trace.read_until(b'\n', &mut chunk).map_err(read_err)?;
         if n == 0 {
@@ -46,7 +214,12 @@ pub fn stream(gateway: &mut Gateway, trace: &mut dyn BufRead, out: &mut dyn Writ
     Ok(lines_read)
 }
 
-fn flush(gateway: &mut Gateway, chunk: &mut Vec<u8>, first_line: u64, out: &mut dyn Write) -> Result<()> {
+fn flush<G: ApplyEvents + ?Sized>(
+    gateway: &mut G,
+    chunk: &mut Vec<u8>,
+    first_line: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
     let first_line = u32::try_from(first_line).map_err(|_| Error::Policy {
         path: format!("line {first_line}"),
         reason: "the trace has more lines than a u32 can number; split it".into(),

@@ -1,0 +1,116 @@
+//! Sandbox limits: how long a call into the guest may run and how much memory it may take.
+//!
+//! Why: the policy sits on the hot path of every tool call. A policy bug (an endless loop, a
+//! runaway allocation) must cost one bounded call, never a hung or killed gateway. Time is bounded
+//! with wasmtime's epoch interruption: one background thread advances the engine's epoch every
+//! millisecond, and every call sets its deadline in epochs before it enters the guest, so the
+//! check costs a load and a compare in the guest's loops. Memory is bounded per instance by a
+//! store limiter that also remembers that it refused a growth, so that the resulting abort is
+//! reported as out-of-memory and not as an anonymous trap.
+
+use std::sync::Once;
+use std::time::Duration;
+
+use wasmtime::{Engine, ResourceLimiter, StoreLimits, StoreLimitsBuilder};
+
+/// How often the epoch advances: the resolution of every deadline.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Per-instance limits. `Default` suits a gateway: generous for legitimate input, tight enough
+/// that a runaway call is stopped long before a user notices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Deadline of one typed call (`check-tool-call`, `check-bot-message`, `stats`, …). A
+    /// decision normally takes microseconds; the default (10 ms) leaves room for a preempted
+    /// thread on a busy machine.
+    pub call_deadline: Duration,
+    /// Base deadline of calls whose work grows with their input: `apply-events`, `replay`,
+    /// `create`, `export-state`, `import-state`, and instantiation (default 1 s).
+    pub batch_deadline: Duration,
+    /// Added to `batch_deadline` per MiB of input (default 1 s/MiB, ~100x the measured cost).
+    pub batch_deadline_per_mib: Duration,
+    /// Cap on the guest's linear memory per instance (default 256 MiB).
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            call_deadline: Duration::from_millis(10),
+            batch_deadline: Duration::from_secs(1),
+            batch_deadline_per_mib: Duration::from_secs(1),
+            memory_bytes: 256 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The deadline of a batch call with `input_bytes` of input.
+    pub fn batch(&self, input_bytes: usize) -> Duration {
+        let per_mib = self.batch_deadline_per_mib.as_secs_f64() * input_bytes as f64 / (1 << 20) as f64;
+        self.batch_deadline + Duration::from_secs_f64(per_mib)
+    }
+}
+
+/// A deadline in epoch ticks: rounded up, plus one because the current tick may end at once.
+pub(crate) fn ticks(deadline: Duration) -> u64 {
+    let tick = EPOCH_TICK.as_nanos().max(1);
+    u64::try_from(deadline.as_nanos().div_ceil(tick)).unwrap_or(u64::MAX / 2).saturating_add(1)
+}
+
+/// Starts the thread that advances `engine`'s epoch (once per process; the engine is global).
+pub(crate) fn start_ticker(engine: &Engine) {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let engine = engine.weak();
+        let spawned = std::thread::Builder::new().name("loopguard-epoch".into()).spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            match engine.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => return,
+            }
+        });
+        // Without the thread no deadline ever passes: calls still work, they are just unbounded.
+        drop(spawned);
+    });
+}
+
+/// The store's resource limiter: [`StoreLimits`] plus a flag set when a memory growth is refused.
+pub(crate) struct Limiter {
+    inner: StoreLimits,
+    /// Set when the guest asked for more memory than the cap; cleared before each call.
+    pub(crate) refused: bool,
+}
+
+impl Limiter {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        Limiter {
+            inner: StoreLimitsBuilder::new().memory_size(limits.memory_bytes).instances(4).build(),
+            refused: false,
+        }
+    }
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = self.inner.memory_growing(current, desired, maximum)?;
+        self.refused |= !ok;
+        Ok(ok)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
