@@ -3,12 +3,15 @@
 
 /** The WIT interface (major.minor) this wrapper accepts. */
 export const SUPPORTED_INTERFACE: string;
-/** The policy's own version (the guest crate version). */
+/** The default policy's own version (the guest crate version). */
 export const policyVersion: string;
-/** The WIT interface version the loaded policy implements. */
+/** The WIT interface version the default policy (generated/) implements. */
 export const interfaceVersion: string;
 
-/** Bad config, malformed input or an unreadable snapshot. `message` is `<path>: <reason>`. */
+/**
+ * Bad config, malformed input, an unreadable snapshot, or a policy file that cannot be loaded or
+ * swapped in (`policy`, `interface-version`). `message` is `<path>: <reason>`.
+ */
 export class LoopGuardError extends Error {
   constructor(path: string, reason: string, options?: ErrorOptions);
   /** Where: a config path, `line 3: args`, `call.args-json`, ... */
@@ -122,13 +125,57 @@ export interface Stats {
   groupThreads: number;
 }
 
-/** Replays a trace on a fresh gateway: the same bytes `loopguard replay` prints. */
+/** Which policy a LoopGuard runs. */
+export interface PolicyInfo {
+  /** The policy's own version (the guest crate version). */
+  version: string;
+  /** The WIT interface version it implements (`0.2.0`). */
+  interfaceVersion: string;
+  /** sha256 of the component's bytes (null for generated/ without its stamp). */
+  sha256: string | null;
+  /** The path it was loaded from, `<N bytes>`, or `generated/ (...)` for the default policy. */
+  source: string;
+}
+
+/** What a successful `swap` did. */
+export interface SwapReport {
+  from: PolicyInfo;
+  to: PolicyInfo;
+  /** Size of the snapshot that carried the state over. */
+  snapshotBytes: number;
+  /** Loading, compiling, instantiating and creating the new gateway (the old one answered meanwhile). */
+  prepareMs: number;
+  /** exportState + importState + the switch: the time calls had to wait. */
+  switchMs: number;
+}
+
+/** A policy component: a path, a file URL, or its bytes. */
+export type PolicySource = string | URL | Uint8Array | ArrayBuffer;
+
+/** Replays a trace on a fresh gateway of the default policy: the same bytes `loopguard replay` prints. */
 export function replay(config: string | object, trace: string): string;
 
 /** All loop-guard state of one gateway process. */
 export class LoopGuard implements Disposable {
-  /** @param config OpenClaw-style config as JSON/JSON5 text or an object; default `{}`. */
+  /**
+   * A gateway of the default policy (generated/, transpiled at build time).
+   * @param config OpenClaw-style config as JSON/JSON5 text or an object; default `{}`.
+   */
   constructor(config?: string | object);
+  /**
+   * A gateway of the policy component in `wasm`, in its own component instance (transpiled by jco
+   * in a worker thread unless the same bytes were loaded before). Rejects with a LoopGuardError.
+   */
+  static load(wasm: PolicySource, config?: string | object): Promise<LoopGuard>;
+  /**
+   * Hot swap to the policy in `wasm` with the same config: the state moves over via
+   * exportState/importState and the new policy takes over atomically. A policy with another
+   * interface major (0.x: `0.minor`) is refused. On any failure the old policy stays active and
+   * the promise rejects with a LoopGuardError. Swaps on one guard run one after the other.
+   */
+  swap(wasm: PolicySource): Promise<SwapReport>;
+  /** The active policy. */
+  readonly policy: PolicyInfo;
   beforeToolCall(call: ToolCallInput): ToolVerdict;
   afterToolOutcome(call: ToolCallInput, outcome: ToolOutcomeInput): OutcomeVerdict;
   afterCompactionRetry(session: string, run?: string, agent?: string): CompactionVerdict;

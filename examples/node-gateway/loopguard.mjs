@@ -5,71 +5,156 @@
 // for s64, `ComponentError` with a `payload`). A gateway wants its own hook names, plain objects
 // whose vocabulary matches the decision lines of `applyEvents`/`loopguard replay`
 // (`generic_repeat`, `all_passed`, ...), and errors it can log with a path. This file only
-// converts; every decision is made inside the component.
+// converts; every decision is made inside the component. Loading components is policy.mjs.
 //
 //   import { LoopGuard } from './loopguard.mjs';
 //   const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } }); // one per process
 //   const verdict = guard.beforeToolCall({ session: 's1', tool: 'read', args: { path: '/a' } });
 //   if (verdict.action === 'block') return verdict.message; // hand it to the model as the result
 //   ...
+//   await guard.swap('/srv/policies/loopguard_policy-0.2.1.wasm'); // hot swap, state carried over
 //   guard[Symbol.dispose](); // or `using guard = ...` (TypeScript 5.2+, Node 22+ syntax)
-import {
-  guard as wit,
-  interfaceVersion as witInterfaceVersion,
-  replay as witReplay,
-  version as witVersion,
-} from './generated/loopguard_policy.js';
+import { LoopGuardError, compatibleLine, defaultPolicy, loadPolicy } from './policy.mjs';
+
+export { LoopGuardError };
 
 /** The WIT interface this wrapper was written for; a policy with another 0.x minor is refused. */
 export const SUPPORTED_INTERFACE = '0.2';
 
-/**
- * A policy error: bad config, malformed input or an unreadable snapshot. `path` says where
- * (`tools.loopDetection.historySize`, `line 3: args`, `call.args-json`), `reason` what to fix.
- */
-export class LoopGuardError extends Error {
-  /**
-   * @param {string} path
-   * @param {string} reason
-   * @param {ErrorOptions} [options]
-   */
-  constructor(path, reason, options) {
-    super(`${path}: ${reason}`, options);
-    this.name = 'LoopGuardError';
-    this.path = path;
-    this.reason = reason;
-  }
-}
-
-/** The policy's own version (the guest crate version). */
-export const policyVersion = witVersion();
-/** The WIT interface version the loaded policy implements. */
-export const interfaceVersion = witInterfaceVersion();
+/** The default policy's own version (the guest crate version). */
+export const policyVersion = defaultPolicy.version;
+/** The WIT interface version the default policy implements. */
+export const interfaceVersion = defaultPolicy.interfaceVersion;
 checkInterface(interfaceVersion);
 
 /**
- * Replays a whole trace (JSON Lines) on a fresh gateway; returns the decisions as JSON Lines,
- * byte for byte what `loopguard replay` prints.
+ * Replays a whole trace (JSON Lines) on a fresh gateway of the default policy; returns the
+ * decisions as JSON Lines, byte for byte what `loopguard replay` prints.
  * @param {string | object} config JSON/JSON5 text (passed through unchanged) or an object
  * @param {string} trace
  * @returns {string}
  */
 export function replay(config, trace) {
-  return policyCall(() => witReplay(configText(config), requireString(trace, 'trace')));
+  return policyCall(() => defaultPolicy.exports.replay(configText(config), requireString(trace, 'trace')));
 }
+
+/** Set by `LoopGuard.load` for the one synchronous constructor call it makes. */
+let policyForNextGuard = null;
 
 /** All loop-guard state of one gateway process. Release it with `[Symbol.dispose]()` (or `using`). */
 export class LoopGuard {
   /** @type {any} the jco `Gateway` resource; null once disposed */
   #gateway;
+  /** @type {import('./policy.mjs').Policy} the policy instance #gateway lives in */
+  #policy;
+  /** @type {string} the config text, for the gateway a swap creates */
+  #config;
+  /** @type {Promise<unknown>} the last swap (swaps run one after the other) */
+  #swaps = Promise.resolve();
 
   /**
+   * A gateway of the default policy (generated/, transpiled at build time).
    * @param {string | object} [config] OpenClaw-style config: JSON/JSON5 text, or an object
    *   (serialized with JSON.stringify). `{}` means all defaults.
    */
   constructor(config = '{}') {
+    const policy = policyForNextGuard ?? defaultPolicy;
+    policyForNextGuard = null;
     const text = configText(config);
-    this.#gateway = policyCall(() => wit.Gateway.create(text));
+    this.#gateway = policyCall(() => policy.exports.guard.Gateway.create(text));
+    this.#policy = policy;
+    this.#config = text;
+  }
+
+  /**
+   * A gateway of the policy component in `wasm` (a path, a file URL or the bytes). The file is
+   * transpiled by jco in a worker thread, unless it is the default policy's or one loaded
+   * recently; each call gets its own component instance.
+   * @param {string | URL | Uint8Array | ArrayBuffer} wasm
+   * @param {string | object} [config]
+   * @returns {Promise<LoopGuard>}
+   */
+  static async load(wasm, config = '{}') {
+    const text = configText(config);
+    const policy = await loadPolicy(wasm);
+    checkInterface(policy.interfaceVersion, policy.source);
+    policyForNextGuard = policy;
+    try {
+      return new LoopGuard(text);
+    } finally {
+      policyForNextGuard = null;
+    }
+  }
+
+  /**
+   * Hot swap: loads the policy in `wasm`, creates its gateway with this guard's config, refuses
+   * it if its interface major (for 0.x: `0.minor`) differs from the active one's, then moves the
+   * state over (`exportState` from the old gateway, `importState` into the new one) and switches.
+   * Everything before the state move happens while the old policy keeps answering; the move and
+   * the switch are one synchronous step, so no call lands in between. On any failure the old
+   * policy stays active and the promise rejects with a LoopGuardError. Swaps are serialized.
+   * @param {string | URL | Uint8Array | ArrayBuffer} wasm
+   * @returns {Promise<SwapReport>}
+   */
+  swap(wasm) {
+    const run = this.#swaps.then(() => this.#swap(wasm));
+    this.#swaps = run.catch(() => {});
+    return run;
+  }
+
+  async #swap(wasm) {
+    this.#live();
+    const started = performance.now();
+    const old = this.#policy;
+    const kept = () => `the active policy stays (${describePolicy(old)})`;
+    let policy;
+    let gateway;
+    try {
+      policy = await loadPolicy(wasm);
+      if (compatibleLine(policy.interfaceVersion) !== compatibleLine(old.interfaceVersion)) {
+        throw new LoopGuardError(
+          'interface-version',
+          `${policy.source} implements loopguard:policy@${policy.interfaceVersion}, the active policy ` +
+            `loopguard:policy@${old.interfaceVersion}; a swap needs the same interface ` +
+            `${compatibleLine(old.interfaceVersion)}.x`,
+        );
+      }
+      gateway = policyCall(() => policy.exports.guard.Gateway.create(this.#config));
+    } catch (e) {
+      throw swapError(e, kept());
+    }
+    if (this.#gateway === null) {
+      disposeQuietly(gateway);
+      throw new LoopGuardError('gateway', 'this LoopGuard was disposed during the swap');
+    }
+    const prepared = performance.now();
+    // From here to the switch: synchronous, so every call sees either the old or the new policy.
+    let snapshot;
+    try {
+      snapshot = policyCall(() => this.#gateway.exportState());
+      policyCall(() => gateway.importState(snapshot));
+    } catch (e) {
+      disposeQuietly(gateway);
+      throw swapError(e, kept());
+    }
+    const previous = this.#gateway;
+    this.#gateway = gateway;
+    this.#policy = policy;
+    const switched = performance.now();
+    // Freeing the old state is not part of the switch: it runs after the calls that waited.
+    setImmediate(() => disposeQuietly(previous));
+    return {
+      from: policyInfo(old),
+      to: policyInfo(policy),
+      snapshotBytes: snapshot.length,
+      prepareMs: prepared - started,
+      switchMs: switched - prepared,
+    };
+  }
+
+  /** The active policy: its versions, the component's sha256 and where it came from. */
+  get policy() {
+    return policyInfo(this.#policy);
   }
 
   /**
@@ -249,15 +334,37 @@ function policyCall(fn) {
   }
 }
 
-function checkInterface(found) {
-  const [major, minor] = found.split('.');
-  if (`${major}.${minor}` !== SUPPORTED_INTERFACE) {
+function checkInterface(found, source = 'the policy') {
+  if (compatibleLine(found) !== SUPPORTED_INTERFACE) {
     throw new LoopGuardError(
       'interface-version',
-      `the policy implements loopguard:policy@${found}, this wrapper needs ${SUPPORTED_INTERFACE}.x; ` +
+      `${source} implements loopguard:policy@${found}, this wrapper needs ${SUPPORTED_INTERFACE}.x; ` +
         'rebuild the policy or update examples/node-gateway',
     );
   }
+}
+
+function policyInfo(p) {
+  return { version: p.version, interfaceVersion: p.interfaceVersion, sha256: p.sha256, source: p.source };
+}
+
+function describePolicy(p) {
+  return `loopguard-policy ${p.version}, loopguard:policy@${p.interfaceVersion}, from ${p.source}`;
+}
+
+/** Drops a gateway that will not be used; its instance may have trapped, which is not news. */
+function disposeQuietly(gateway) {
+  try {
+    gateway[Symbol.dispose]();
+  } catch {
+    // the component instance is unusable anyway and goes away with the last reference
+  }
+}
+
+/** A failed swap: always a LoopGuardError, whose reason says that the old policy is active. */
+function swapError(e, kept) {
+  if (e instanceof LoopGuardError) return new LoopGuardError(e.path, `${e.reason}; ${kept}`, { cause: e });
+  return new LoopGuardError('swap', `${e instanceof Error ? e.message : String(e)}; ${kept}`, { cause: e });
 }
 
 function configText(config) {
@@ -355,4 +462,7 @@ function snake(witName) {
  *   sender: string, receiver: string, tsMs: number | bigint, eventId?: string }} BotMessageInput
  * @typedef {{ channel: string, account: string, conversation: string, thread?: string,
  *   root: string }} GroupThreadInput
+ * @typedef {{ version: string, interfaceVersion: string, sha256: string | null, source: string }} PolicyInfo
+ * @typedef {{ from: PolicyInfo, to: PolicyInfo, snapshotBytes: number, prepareMs: number,
+ *   switchMs: number }} SwapReport
  */
