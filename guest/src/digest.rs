@@ -86,6 +86,18 @@ pub mod tag {
     pub const WARN_KEY: u8 = b'w';
     /// A store key (bot pair, burst bucket, group thread).
     pub const KEY: u8 = b'k';
+    /// A name id (tool name, run id) inside a session's history.
+    pub const NAME: u8 = b'n';
+}
+
+/// A 64-bit id for a short name (a tool name or a run id) kept in every history record: records
+/// compare names by id, so they hold no strings and snapshots stay small. Within one session's
+/// 30-odd records a collision has odds of about 2^-58.
+pub fn name_id(name: &str) -> u64 {
+    let d = key_digest(tag::NAME, &[name.as_bytes()]);
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
 }
 
 /// Writes `v` in the canonical form of spec/tool-loop.md §1.1.

@@ -23,9 +23,22 @@ const MAGIC: &[u8; 6] = b"LGSNAP";
 /// The format this policy writes.
 pub const FORMAT_VERSION: u16 = 2;
 
+#[derive(Serialize)]
+struct V1Out<'a> {
+    sessions: Vec<(&'a String, &'a Session)>,
+}
+
 #[derive(Serialize, Deserialize)]
 struct V1 {
     sessions: Vec<(String, Session)>,
+}
+
+/// Format 2 as written: the sessions by reference (same encoding as [`V2`]).
+#[derive(Serialize)]
+struct V2Out<'a> {
+    sessions: Vec<(&'a String, &'a Session)>,
+    bots: BotGuardSnapshot,
+    groups: GroupSnapshot,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -38,8 +51,11 @@ struct V2 {
 impl Gateway {
     /// Exports the whole state (format [`FORMAT_VERSION`]).
     pub fn export_state(&self) -> Vec<u8> {
-        let body =
-            V2 { sessions: self.sessions.to_ordered(), bots: self.bots.snapshot(), groups: self.groups.snapshot() };
+        let body = V2Out {
+            sessions: self.sessions.ordered_refs(),
+            bots: self.bots.snapshot(),
+            groups: self.groups.snapshot(),
+        };
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -85,6 +101,6 @@ impl Gateway {
 pub fn export_v1(gw: &Gateway) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend(postcard::to_allocvec(&V1 { sessions: gw.sessions.to_ordered() }).unwrap_or_default());
+    out.extend(postcard::to_allocvec(&V1Out { sessions: gw.sessions.ordered_refs() }).unwrap_or_default());
     out
 }

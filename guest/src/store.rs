@@ -156,12 +156,20 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     }
 }
 
+impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
+    /// All entries by reference, least recently used first: what a snapshot serializes, without
+    /// copying the state.
+    pub fn ordered_refs(&self) -> Vec<(&K, &V)> {
+        let mut all: Vec<(&K, &Slot<V>)> = self.map.iter().collect();
+        all.sort_unstable_by_key(|(_, s)| s.tick);
+        all.into_iter().map(|(k, s)| (k, &s.value)).collect()
+    }
+}
+
 impl<K: Hash + Eq + Clone + Ord, V: Clone> BoundedMap<K, V> {
     /// All entries, least recently used first, for a snapshot.
     pub fn to_ordered(&self) -> Vec<(K, V)> {
-        let mut all: Vec<(&K, &Slot<V>)> = self.map.iter().collect();
-        all.sort_by_key(|(_, s)| s.tick);
-        all.into_iter().map(|(k, s)| (k.clone(), s.value.clone())).collect()
+        self.ordered_refs().into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
     /// Rebuilds a map from [`BoundedMap::to_ordered`] output (least recently used first).

@@ -6,7 +6,7 @@
 use super::history::{History, Record};
 use super::{no_progress, ping_pong, unknown_tool};
 use crate::config::tool::LoopSettings;
-use crate::digest::{key_digest, tag, Digest};
+use crate::digest::{key_digest, name_id, tag, Digest};
 
 /// The detector that fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,14 +65,14 @@ pub fn detect(
     tool: &str,
     args: &Digest,
     known_poll: bool,
-    run: Option<&str>,
+    run: Option<u64>,
     s: &LoopSettings,
 ) -> Option<Stuck> {
     if s.enabled != Some(true) {
         return None;
     }
     let h = history.scoped(run);
-    let (unknown, unknown_name) = unknown_tool::streak(h.clone(), tool);
+    let (unknown, unknown_name) = unknown_tool::streak(h.clone(), name_id(tool));
     if unknown >= s.unknown_tool {
         let name = unknown_name.unwrap_or(tool);
         return Some(block(Detector::UnknownToolRepeat, unknown, format!(

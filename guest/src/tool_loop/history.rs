@@ -8,19 +8,23 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::{js_trim, Digest};
+use crate::digest::{js_trim, name_id, Digest};
 
 /// One call (and, once known, its outcome).
+///
+/// Names are kept as [`name_id`]s, and the call id only until the outcome is attached (an
+/// attached record is never matched again), so a record is a few dozen bytes with no heap
+/// allocation in the common case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
-    /// The tool name.
-    pub tool: Box<str>,
+    /// [`name_id`] of the tool name.
+    pub tool: u64,
     /// `argsHash` (tool name + canonical params).
     pub args: Digest,
-    /// The provider's tool-call id, when it had one.
+    /// The provider's tool-call id, while the record waits for its outcome.
     pub call_id: Option<Box<str>>,
-    /// The normalized run id.
-    pub run: Option<Box<str>>,
+    /// [`name_id`] of the normalized run id.
+    pub run: Option<u64>,
     /// The outcome hash, once attached.
     pub result: Option<Digest>,
     /// The missing tool's name, when the outcome said the tool does not exist.
@@ -30,6 +34,11 @@ pub struct Record {
 /// Run id normalization: trimmed; empty means no run.
 pub fn normalize_run(run: Option<&str>) -> Option<&str> {
     run.map(js_trim).filter(|r| !r.is_empty())
+}
+
+/// The scope id of a (raw) run id: the [`name_id`] of its normalized form.
+pub fn run_scope(run: Option<&str>) -> Option<u64> {
+    normalize_run(run).map(name_id)
 }
 
 /// The records of one session, oldest first.
@@ -50,17 +59,17 @@ impl History {
     }
 
     /// The records whose run matches `run` (already normalized), oldest first.
-    pub fn scoped<'a>(&'a self, run: Option<&'a str>) -> impl DoubleEndedIterator<Item = &'a Record> + Clone + 'a {
-        self.records.iter().filter(move |r| r.run.as_deref() == run)
+    pub fn scoped(&self, run: Option<u64>) -> impl DoubleEndedIterator<Item = &Record> + Clone + '_ {
+        self.records.iter().filter(move |r| r.run == run)
     }
 
     /// `recordToolCall`: pushes a call with no outcome, then trims.
-    pub fn record_call(&mut self, tool: &str, args: Digest, call_id: Option<&str>, run: Option<&str>, size: usize) {
+    pub fn record_call(&mut self, tool: u64, args: Digest, call_id: Option<&str>, run: Option<u64>, size: usize) {
         self.records.push_back(Record {
-            tool: tool.into(),
+            tool,
             args,
             call_id: call_id.filter(|c| !c.is_empty()).map(Into::into),
-            run: run.map(Into::into),
+            run,
             result: None,
             unknown_tool: None,
         });
@@ -72,10 +81,10 @@ impl History {
     #[allow(clippy::too_many_arguments)]
     pub fn record_outcome(
         &mut self,
-        tool: &str,
+        tool: u64,
         args: Digest,
         call_id: Option<&str>,
-        run: Option<&str>,
+        run: Option<u64>,
         result: Digest,
         unknown_tool: Option<&str>,
         size: usize,
@@ -83,21 +92,22 @@ impl History {
         let call_id = call_id.filter(|c| !c.is_empty());
         let open = self.records.iter_mut().rev().find(|r| {
             r.result.is_none()
-                && r.run.as_deref() == run
+                && r.run == run
                 && r.args == args
-                && &*r.tool == tool
+                && r.tool == tool
                 && call_id.is_none_or(|id| r.call_id.as_deref() == Some(id))
         });
         match open {
             Some(r) => {
                 r.result = Some(result);
                 r.unknown_tool = unknown_tool.map(Into::into);
+                r.call_id = None; // an attached record is never matched again
             }
             None => self.records.push_back(Record {
-                tool: tool.into(),
+                tool,
                 args,
-                call_id: call_id.map(Into::into),
-                run: run.map(Into::into),
+                call_id: None,
+                run,
                 result: Some(result),
                 unknown_tool: unknown_tool.map(Into::into),
             }),
@@ -120,42 +130,62 @@ mod tests {
         [n; 16]
     }
 
+    fn id(s: &str) -> u64 {
+        name_id(s)
+    }
+
+    fn run(s: &str) -> Option<u64> {
+        Some(name_id(s))
+    }
+
     #[test]
     fn run_ids_are_trimmed_and_empty_means_none() {
         assert_eq!(normalize_run(Some("  r1 ")), Some("r1"));
         assert_eq!(normalize_run(Some(" \u{FEFF} ")), None);
         assert_eq!(normalize_run(None), None);
+        assert_eq!(run_scope(Some(" r1\t")), run_scope(Some("r1")));
+        assert_ne!(run_scope(Some("r1")), run_scope(Some("r2")));
+        assert_eq!(run_scope(Some("  ")), None);
+    }
+
+    #[test]
+    fn call_ids_are_dropped_once_the_outcome_is_attached() {
+        let mut h = History::default();
+        h.record_call(id("read"), d(1), Some("c1"), None, 30);
+        assert_eq!(h.scoped(None).next().and_then(|r| r.call_id.as_deref()), Some("c1"));
+        h.record_outcome(id("read"), d(1), Some("c1"), None, d(9), None, 30);
+        assert_eq!(h.scoped(None).next().and_then(|r| r.call_id.as_deref()), None);
     }
 
     #[test]
     fn outcome_attaches_to_newest_open_matching_record() {
         let mut h = History::default();
-        h.record_call("read", d(1), None, None, 30);
-        h.record_call("read", d(1), None, None, 30);
-        h.record_outcome("read", d(1), None, None, d(9), None, 30);
+        h.record_call(id("read"), d(1), None, None, 30);
+        h.record_call(id("read"), d(1), None, None, 30);
+        h.record_outcome(id("read"), d(1), None, None, d(9), None, 30);
         let results: Vec<_> = h.scoped(None).map(|r| r.result).collect();
         assert_eq!(results, vec![None, Some(d(9))], "newest first");
-        h.record_outcome("read", d(1), None, None, d(8), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, d(8), None, 30);
         assert_eq!(h.scoped(None).map(|r| r.result).collect::<Vec<_>>(), vec![Some(d(8)), Some(d(9))]);
         // Nothing open any more: an outcome-only record is pushed.
-        h.record_outcome("read", d(1), None, None, d(7), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, d(7), None, 30);
         assert_eq!(h.len(), 3);
     }
 
     #[test]
     fn call_ids_and_runs_must_match() {
         let mut h = History::default();
-        h.record_call("read", d(1), Some("c1"), Some("r"), 30);
-        h.record_call("read", d(1), None, Some("r"), 30);
+        h.record_call(id("read"), d(1), Some("c1"), run("r"), 30);
+        h.record_call(id("read"), d(1), None, run("r"), 30);
         // An outcome with a call id skips the newer record that has none.
-        h.record_outcome("read", d(1), Some("c1"), Some("r"), d(9), None, 30);
-        let v: Vec<_> = h.scoped(Some("r")).map(|r| r.result).collect();
+        h.record_outcome(id("read"), d(1), Some("c1"), run("r"), d(9), None, 30);
+        let v: Vec<_> = h.scoped(run("r")).map(|r| r.result).collect();
         assert_eq!(v, vec![Some(d(9)), None]);
         // An outcome without a call id may attach to a record that has one... or none here.
-        h.record_outcome("read", d(1), None, Some("r"), d(8), None, 30);
+        h.record_outcome(id("read"), d(1), None, run("r"), d(8), None, 30);
         assert_eq!(h.len(), 2);
         // Another run never matches.
-        h.record_outcome("read", d(1), None, None, d(7), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, d(7), None, 30);
         assert_eq!(h.len(), 3);
         assert_eq!(h.scoped(None).count(), 1);
     }
@@ -164,10 +194,10 @@ mod tests {
     fn size_limit_counts_the_whole_session_and_applies_after_attach() {
         let mut h = History::default();
         for i in 0..5 {
-            h.record_call("t", d(i), None, if i % 2 == 0 { Some("a") } else { None }, 30);
+            h.record_call(id("t"), d(i), None, if i % 2 == 0 { run("a") } else { None }, 30);
         }
-        h.record_outcome("t", d(4), None, Some("a"), d(9), None, 3);
+        h.record_outcome(id("t"), d(4), None, run("a"), d(9), None, 3);
         assert_eq!(h.len(), 3, "trimmed even though the outcome attached");
-        assert_eq!(h.scoped(Some("a")).count() + h.scoped(None).count(), 3);
+        assert_eq!(h.scoped(run("a")).count() + h.scoped(None).count(), 3);
     }
 }

@@ -27,11 +27,12 @@ pub mod warnings;
 use serde::{Deserialize, Serialize};
 
 use crate::config::tool::LoopSettings;
+use crate::digest::name_id;
 use crate::digest::{args_digest, Digest};
 use crate::json::Json;
 use compaction::CompactionGuard;
 pub use detect::Detector;
-use history::{normalize_run, History};
+use history::{run_scope, History};
 pub use outcome::Outcome;
 use warnings::WarningBuckets;
 
@@ -175,7 +176,7 @@ impl Session {
         if let Some(text) = args_text {
             self.memo.remember(call.tool, text, args);
         }
-        let run = normalize_run(call.run);
+        let run = run_scope(call.run);
         let action = call.args.get("action").and_then(Json::as_str);
         let known_poll = detect::is_known_poll(call.tool, action);
         let verdict = match detect::detect(&self.history, call.tool, &args, known_poll, run, s) {
@@ -201,7 +202,7 @@ impl Session {
             None => ToolVerdict::ALLOW,
         };
         if s.enabled != Some(false) {
-            self.history.record_call(call.tool, args, call.call_id, run, s.history_size);
+            self.history.record_call(name_id(call.tool), args, call.call_id, run, s.history_size);
         }
         verdict
     }
@@ -231,9 +232,9 @@ impl Session {
         };
         let args =
             args_text.and_then(|t| self.memo.recall(call.tool, t)).unwrap_or_else(|| call_digest(call.tool, call.args));
-        let run = normalize_run(call.run);
+        let run = run_scope(call.run);
         self.history.record_outcome(
-            call.tool,
+            name_id(call.tool),
             args,
             call.call_id,
             run,

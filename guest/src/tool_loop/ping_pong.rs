@@ -64,7 +64,7 @@ mod tests {
 
     fn rec(args: u8, result: Option<u8>) -> Record {
         Record {
-            tool: "t".into(),
+            tool: 0,
             args: [args; 16],
             call_id: None,
             run: None,
