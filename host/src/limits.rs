@@ -80,6 +80,40 @@ pub(crate) struct Limiter {
     inner: StoreLimits,
     /// Set when the guest asked for more memory than the cap; cleared before each call.
     pub(crate) refused: bool,
+    /// The calling thread's CPU time when the current deadline window began (see [`on_deadline`]);
+    /// cleared before each call.
+    pub(crate) window_cpu: Option<Duration>,
+    /// The current call's deadline in ticks, to extend by.
+    pub(crate) window_ticks: u64,
+}
+
+/// What to do when a call reaches its deadline. Epochs measure wall time, so a thread that was
+/// merely preempted on a busy machine would be stopped like an endless loop, and a recovery
+/// loses the decisions since the last snapshot. So where the thread's CPU time is readable
+/// (Linux), the first expiry opens a second window, and a later expiry stops the call only if
+/// the guest used at least half of that window on the CPU: an endless loop is stopped after
+/// about two deadlines, a preempted call goes on. Elsewhere the first expiry stops the call.
+pub(crate) fn on_deadline(limiter: &mut Limiter) -> wasmtime::Result<wasmtime::UpdateDeadline> {
+    let ticks = limiter.window_ticks.max(1);
+    let window = EPOCH_TICK * u32::try_from(ticks).unwrap_or(u32::MAX);
+    match (thread_cpu_time(), limiter.window_cpu) {
+        (Some(now), None) => {
+            limiter.window_cpu = Some(now);
+            Ok(wasmtime::UpdateDeadline::Continue(ticks))
+        }
+        (Some(now), Some(start)) if now.saturating_sub(start) < window / 2 => {
+            limiter.window_cpu = Some(now);
+            Ok(wasmtime::UpdateDeadline::Continue(ticks))
+        }
+        _ => Err(wasmtime::Trap::Interrupt.into()),
+    }
+}
+
+/// The calling thread's time on the CPU (Linux: `/proc/thread-self/schedstat`, first field, ns).
+fn thread_cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
 }
 
 impl Limiter {
@@ -87,6 +121,8 @@ impl Limiter {
         Limiter {
             inner: StoreLimitsBuilder::new().memory_size(limits.memory_bytes).instances(4).build(),
             refused: false,
+            window_cpu: None,
+            window_ticks: ticks(limits.batch_deadline),
         }
     }
 }

@@ -252,6 +252,7 @@ impl Policy {
     pub fn instantiate(&self) -> Result<Instance> {
         let mut store = Store::new(engine(), HostState::new(Limiter::new(&self.limits)));
         store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_callback(|mut ctx| limits::on_deadline(&mut ctx.data_mut().limits));
         store.set_epoch_deadline(limits::ticks(self.limits.batch_deadline));
         let bindings = self.pre.instantiate(&mut store).map_err(|e| Error::load(&*self.path, e))?;
         Ok(Instance { store, bindings, path: self.path.clone(), limits: self.limits })
@@ -294,8 +295,10 @@ impl Instance {
         deadline: std::time::Duration,
         f: impl FnOnce(&mut Store<HostState>, &bindings::Policy) -> wasmtime::Result<T>,
     ) -> Result<T> {
-        self.store.set_epoch_deadline(limits::ticks(deadline));
-        self.store.data_mut().limits.refused = false;
+        let ticks = limits::ticks(deadline);
+        self.store.set_epoch_deadline(ticks);
+        let limiter = &mut self.store.data_mut().limits;
+        (limiter.refused, limiter.window_cpu, limiter.window_ticks) = (false, None, ticks);
         f(&mut self.store, &self.bindings).map_err(|err| {
             // A refused growth comes first: it is the cause even if the guest then ran out of time.
             if self.store.data().limits.refused {
