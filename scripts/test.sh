@@ -32,3 +32,10 @@ echo "test: pytest examples/python-gateway" >&2
 "$ROOT/.venv/bin/python" -m pytest -q "$ROOT/examples/python-gateway/tests"
 echo "test: parity (Rust host, wasmtime CLI, Node, Python on every example trace)" >&2
 "$ROOT/.venv/bin/python" -m pytest -q -rA "$ROOT/tests/parity"
+# A short fuzz run of every target (scripts/fuzz.sh: build once, then N seconds per target);
+# FUZZ_SECONDS=0 skips it (e.g. for a quick local run).
+FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+    echo "test: scripts/fuzz.sh $FUZZ_SECONDS" >&2
+    bash "$ROOT/scripts/fuzz.sh" "$FUZZ_SECONDS"
+fi

@@ -21,8 +21,9 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Deadline of one typed call (`check-tool-call`, `check-bot-message`, `stats`, …). A
-    /// decision normally takes microseconds; the default (10 ms) leaves room for a preempted
-    /// thread on a busy machine.
+    /// decision normally takes microseconds, but one that grows a map of 100 000+ entries
+    /// (rehash, fresh memory pages) was measured above 10 ms; the default (100 ms) leaves room
+    /// for that and still stops an endless loop long before a user notices.
     pub call_deadline: Duration,
     /// Base deadline of calls whose work grows with their input: `apply-events`, `replay`,
     /// `create`, `export-state`, `import-state`, and instantiation (default 1 s).
@@ -36,7 +37,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            call_deadline: Duration::from_millis(10),
+            call_deadline: Duration::from_millis(100),
             batch_deadline: Duration::from_secs(1),
             batch_deadline_per_mib: Duration::from_secs(1),
             memory_bytes: 256 << 20,

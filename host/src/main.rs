@@ -30,7 +30,7 @@ Options:
   --swap-to FILE.wasm  … to this component, keeping the state (both options together)
   --shadow FILE.wasm   run this candidate beside the policy; stdout stays the policy's decisions,
                        each differing line goes to stderr as {\"shadow_diff\":{…}}, then a summary
-  --deadline-ms N      deadline of one typed call into the policy (default 10)
+  --deadline-ms N      deadline of one typed call into the policy (default 100)
   --memory-mib N       memory cap of a policy instance (default 256)
   --fail-closed        if the policy breaks on a decision, block instead of allow
 
