@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bot_loop::{BotGuard, BotGuardSnapshot};
+use crate::bot_loop::{BotGuard, BotGuardSnapshot, BotGuardSnapshotRef};
 use crate::error::PolicyError;
 use crate::gateway::Gateway;
 use crate::group::{GroupCoordinator, GroupSnapshot};
@@ -37,7 +37,7 @@ struct V1 {
 #[derive(Serialize)]
 struct V2Out<'a> {
     sessions: Vec<(&'a String, &'a Session)>,
-    bots: BotGuardSnapshot,
+    bots: BotGuardSnapshotRef<'a>,
     groups: GroupSnapshot,
 }
 
@@ -53,7 +53,7 @@ impl Gateway {
     pub fn export_state(&self) -> Vec<u8> {
         let body = V2Out {
             sessions: self.sessions.ordered_refs(),
-            bots: self.bots.snapshot(),
+            bots: self.bots.snapshot_ref(),
             groups: self.groups.snapshot(),
         };
         let mut out = Vec::with_capacity(1024);

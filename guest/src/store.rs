@@ -177,6 +177,7 @@ impl<K: Hash + Eq + Clone + Ord, V: Clone> BoundedMap<K, V> {
     pub fn from_ordered(capacity: usize, entries: Vec<(K, V)>) -> Self {
         let mut m = Self::new(capacity);
         let skip = entries.len().saturating_sub(m.capacity);
+        m.map.reserve(entries.len() - skip);
         for (k, v) in entries.into_iter().skip(skip) {
             let tick = m.next_tick();
             m.map.insert(k, Slot { value: v, tick });

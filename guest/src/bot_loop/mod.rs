@@ -40,7 +40,7 @@ mod tests_burst;
 #[cfg(test)]
 mod tests_memory;
 
-pub use snapshot::BotGuardSnapshot;
+pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef};
 
 use crate::store::BoundedMap;
 use burst::{BurstEntry, BurstEvent};

@@ -26,7 +26,30 @@ pub struct BotGuardSnapshot {
     pub evicted: u64,
 }
 
+/// [`BotGuardSnapshot`] by reference: the same encoding, written without copying the state.
+#[derive(Debug, Serialize)]
+pub struct BotGuardSnapshotRef<'a> {
+    /// Pair entries by key digest, least recently used first.
+    pub pairs: Vec<(&'a KeyDigest, &'a PairEntry)>,
+    /// Burst buckets by key digest, least recently used first.
+    pub bursts: Vec<(&'a KeyDigest, &'a BurstEntry)>,
+    /// When the next opportunistic prune may run (event time, ms).
+    pub next_prune_at: i64,
+    /// Pair evictions so far.
+    pub evicted: u64,
+}
+
 impl BotGuard {
+    /// The state by reference, for writing a snapshot.
+    pub fn snapshot_ref(&self) -> BotGuardSnapshotRef<'_> {
+        BotGuardSnapshotRef {
+            pairs: self.pairs.ordered_refs(),
+            bursts: self.bursts.ordered_refs(),
+            next_prune_at: self.next_prune_at,
+            evicted: self.evicted(),
+        }
+    }
+
     /// Copies the state out.
     pub fn snapshot(&self) -> BotGuardSnapshot {
         BotGuardSnapshot {
