@@ -94,9 +94,12 @@ pub mod tag {
 /// compare names by id, so they hold no strings and snapshots stay small. Within one session's
 /// 30-odd records a collision has odds of about 2^-58.
 pub fn name_id(name: &str) -> u64 {
-    let d = key_digest(tag::NAME, &[name.as_bytes()]);
+    // A keyed one-shot hash: the key separates this domain, and one-shot hashing of a short
+    // input skips the streaming hasher's set-up.
+    const KEY: [u8; 32] = *b"loopguard name id, v1 (history)!";
+    let d = blake3::keyed_hash(&KEY, name.as_bytes());
     let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
+    b.copy_from_slice(&d.as_bytes()[..8]);
     u64::from_le_bytes(b)
 }
 

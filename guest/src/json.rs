@@ -294,6 +294,13 @@ impl<'a> Parser<'a> {
             }
             self.digits();
         }
+        let text = &self.src[start..self.i];
+        // Fast path: a plain integer of at most 15 digits is exact as a double.
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            let v = digits.bytes().fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0')) as f64;
+            return Ok(Json::Num(if text.len() != digits.len() { -v } else { v }));
+        }
         // Rust's float parsing is correctly rounded, like JS; overflow gives ±Infinity.
         self.src[start..self.i]
             .parse::<f64>()

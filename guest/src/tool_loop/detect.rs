@@ -6,7 +6,7 @@
 use super::history::{History, Record};
 use super::{no_progress, ping_pong, unknown_tool};
 use crate::config::tool::LoopSettings;
-use crate::digest::{key_digest, name_id, tag, Digest};
+use crate::digest::{key_digest, tag, Digest};
 
 /// The detector that fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,7 @@ pub fn is_known_poll(tool: &str, action: Option<&str>) -> bool {
 pub fn detect(
     history: &History,
     tool: &str,
+    tool_id: u64,
     args: &Digest,
     known_poll: bool,
     run: Option<u64>,
@@ -72,7 +73,7 @@ pub fn detect(
         return None;
     }
     let h = history.scoped(run);
-    let (unknown, unknown_name) = unknown_tool::streak(h.clone(), name_id(tool));
+    let (unknown, unknown_name) = unknown_tool::streak(h.clone(), tool_id);
     if unknown >= s.unknown_tool {
         let name = unknown_name.unwrap_or(tool);
         return Some(block(Detector::UnknownToolRepeat, unknown, format!(

@@ -179,7 +179,8 @@ impl Session {
         let run = run_scope(call.run);
         let action = call.args.get("action").and_then(Json::as_str);
         let known_poll = detect::is_known_poll(call.tool, action);
-        let verdict = match detect::detect(&self.history, call.tool, &args, known_poll, run, s) {
+        let tool_id = name_id(call.tool);
+        let verdict = match detect::detect(&self.history, call.tool, tool_id, &args, known_poll, run, s) {
             Some(stuck) if stuck.critical => {
                 return ToolVerdict {
                     action: ToolAction::Block,
@@ -202,7 +203,7 @@ impl Session {
             None => ToolVerdict::ALLOW,
         };
         if s.enabled != Some(false) {
-            self.history.record_call(name_id(call.tool), args, call.call_id, run, s.history_size);
+            self.history.record_call(tool_id, args, call.call_id, run, s.history_size);
         }
         verdict
     }
