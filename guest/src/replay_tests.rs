@@ -104,3 +104,27 @@ fn config_errors_cross_as_policy_errors_with_their_path() {
     let e = replay(r#"{"tools":{"loopDetection":{"historySize":0}}}"#, "").unwrap_err();
     assert_eq!(e.path, "tools.loopDetection.historySize");
 }
+
+#[test]
+fn a_newer_policy_reads_a_format_1_snapshot() {
+    // Policy 0.1 wrote format 1 (sessions only); this policy writes format 2 and reads both.
+    let trace = std::fs::read_to_string("../examples/traces/exec-poll-no-progress/trace.jsonl").unwrap();
+    let config = std::fs::read_to_string("../examples/traces/exec-poll-no-progress/config.json5").unwrap();
+    let expected = std::fs::read_to_string("../examples/traces/exec-poll-no-progress/expected.jsonl").unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let mut old = Gateway::new(Config::parse(&config).unwrap());
+    let mut out = old.apply_events(&lines[..30].join("\n"), 1).unwrap();
+    let v1 = crate::snapshot::export_v1(&old);
+    assert_eq!(&v1[..8], b"LGSNAP\x01\x00");
+    let mut new = Gateway::new(Config::parse(&config).unwrap());
+    new.import_state(&v1).unwrap();
+    out.push_str(&new.apply_events(&lines[30..].join("\n"), 31).unwrap());
+    assert_eq!(out, expected, "the loop counted before the swap is blocked after it");
+    // A snapshot from a future format is refused and leaves the state alone.
+    let mut future = new.export_state();
+    future[6] = 9;
+    let e = new.import_state(&future).unwrap_err();
+    assert!(e.reason.contains("format 9 is newer"), "{e}");
+    assert!(new.import_state(b"garbage").is_err());
+    assert_eq!(new.stats().sessions, 1);
+}
