@@ -122,6 +122,13 @@ impl History {
     }
 }
 
+/// A record of tool 0 with `args` and (optionally) `result` digests filled with one byte, for
+/// the detector tests.
+#[cfg(test)]
+pub(crate) fn test_record(args: u8, result: Option<u8>) -> Record {
+    Record { tool: 0, args: [args; 16], call_id: None, run: None, result: result.map(|r| [r; 16]), unknown_tool: None }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,17 +61,7 @@ pub fn streak<'a>(scoped: impl DoubleEndedIterator<Item = &'a Record> + Clone, c
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rec(args: u8, result: Option<u8>) -> Record {
-        Record {
-            tool: 0,
-            args: [args; 16],
-            call_id: None,
-            run: None,
-            result: result.map(|r| [r; 16]),
-            unknown_tool: None,
-        }
-    }
+    use crate::tool_loop::history::test_record as rec;
 
     #[test]
     fn count_is_tail_plus_one_when_current_continues_the_pattern() {
