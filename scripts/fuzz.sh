@@ -106,9 +106,9 @@ for t in $TARGETS; do
     echo "fuzz: ${summary[-1]}" >&2
 done
 
-# Saved crash inputs (fuzz/regressions/<target>/*): opt-in, since an input stays here until the
-# bug it found is fixed and then must pass.
-if [ "${FUZZ_REGRESSIONS:-0}" = 1 ]; then
+# Saved crash inputs (fuzz/regressions/<target>/*) must keep passing once their bug is fixed;
+# FUZZ_REGRESSIONS=0 skips them (e.g. while a newly found crash is not fixed yet).
+if [ "${FUZZ_REGRESSIONS:-1}" = 1 ]; then
     for dir in "$FUZZ"/regressions/*/; do
         t="$(basename "$dir")"
         files=("$dir"*)
