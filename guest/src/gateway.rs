@@ -7,7 +7,7 @@
 
 use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
 use crate::config::Config;
-use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply, ThreadKey};
+use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
 use crate::store::BoundedMap;
 use crate::tool_loop::{CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
@@ -110,17 +110,17 @@ impl Gateway {
 
     /// A message to a conversation that may have a broadcast entry: round 1.
     pub fn group_message(&mut self, m: &GroupMessage<'_>) -> GroupStart {
-        self.groups.start(&self.config.group, &key(&m.thread), m.peer, m.text)
+        self.groups.start(&self.config.group, &m.thread, m.peer, m.text)
     }
 
     /// The finals of the round just run.
     pub fn group_replies(&mut self, t: &GroupThread<'_>, replies: &[Reply]) -> GroupStep {
-        self.groups.replies(&self.config.group, &key(t), replies)
+        self.groups.replies(&self.config.group, t, replies)
     }
 
     /// The thread was cancelled.
     pub fn group_cancel(&mut self, t: &GroupThread<'_>) -> GroupStep {
-        self.groups.cancel(&key(t))
+        self.groups.cancel(t)
     }
 
     /// Counters.
@@ -133,8 +133,4 @@ impl Gateway {
             group_threads: self.groups.thread_count() as u32,
         }
     }
-}
-
-fn key<'a>(t: &GroupThread<'a>) -> ThreadKey<'a> {
-    ThreadKey { channel: t.channel, account: t.account, conversation: t.conversation, thread: t.thread, root: t.root }
 }

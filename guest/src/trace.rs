@@ -77,20 +77,8 @@ pub struct BotMessage<'a> {
     pub event_id: Option<&'a str>,
 }
 
-/// The thread fields shared by the group events.
-#[derive(Debug)]
-pub struct GroupThread<'a> {
-    /// Channel.
-    pub channel: &'a str,
-    /// Account.
-    pub account: &'a str,
-    /// Conversation.
-    pub conversation: &'a str,
-    /// Thread, if any.
-    pub thread: Option<&'a str>,
-    /// Root message id.
-    pub root: &'a str,
-}
+/// The thread fields shared by the group events: the coordinator's own key.
+pub use crate::group::ThreadKey as GroupThread;
 
 /// A `group_message` event.
 #[derive(Debug)]
