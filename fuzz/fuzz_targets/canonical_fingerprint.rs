@@ -1,11 +1,12 @@
 //! Arbitrary bytes as a JSON text: `json::parse`, then the canonical serializer and the digests.
 //! Property: for a value without non-finite numbers, the canonical text parses back to a value
-//! whose canonical text is the same (canonicalization is a fixed point), and so are the digests.
+//! whose canonical text is the same (canonicalization is a fixed point), and so are the digests;
+//! and every string literal the reader keeps as canonical is exactly what escaping its text gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use loopguard_policy::digest::{args_digest, canonical, tag, value_digest};
-use loopguard_policy::json::{self, Json};
+use loopguard_policy::digest::{args_digest, canonical, tag, value_digest, write_string};
+use loopguard_policy::json::{self, Json, Text};
 
 fn all_finite(v: &Json) -> bool {
     match v {
@@ -16,9 +17,30 @@ fn all_finite(v: &Json) -> bool {
     }
 }
 
+fn check_literal(t: &Text) {
+    if let Some(body) = t.literal() {
+        let mut escaped = String::new();
+        write_string(t, &mut escaped);
+        assert_eq!(format!("\"{body}\""), escaped, "a kept literal is not canonical");
+    }
+}
+
+fn check_literals(v: &Json) {
+    match v {
+        Json::Str(t) => check_literal(t),
+        Json::Arr(items) => items.iter().for_each(check_literals),
+        Json::Obj(members) => members.iter().for_each(|(k, v)| {
+            check_literal(k);
+            check_literals(v);
+        }),
+        _ => {}
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(v) = json::parse(text) else { return };
+    check_literals(&v);
     let c = canonical(&v);
     let d = value_digest(tag::RESULT, &v);
     let a = args_digest("exec", &v);

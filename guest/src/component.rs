@@ -109,7 +109,23 @@ impl GuestGateway for GatewayResource {
     }
 
     fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
-        let args = parse_json(&call.args_json, "call.args-json")?;
+        let mut core = self.0.borrow_mut();
+        let meta = tl::CallRef {
+            session: &call.session,
+            tool: &call.tool,
+            run: call.run.as_deref(),
+            agent: call.agent.as_deref(),
+            call_id: call.call_id.as_deref(),
+        };
+        // The check of this call usually came just before with the same text: reuse its facts
+        // instead of parsing the arguments again.
+        let facts = match core.recall_call(&meta, &call.args_json) {
+            Some(f) => f,
+            None => {
+                let args = parse_json(&call.args_json, "call.args-json")?;
+                core.call_facts(&call.tool, &args, call.run.as_deref())
+            }
+        };
         let value = match &outcome {
             ToolOutcome::Returned(text) => parse_json(text, "outcome.result")?,
             ToolOutcome::Threw(text) => parse_json(text, "outcome.error")?,
@@ -118,7 +134,8 @@ impl GuestGateway for GatewayResource {
             ToolOutcome::Returned(_) => Outcome::Result(&value),
             ToolOutcome::Threw(_) => Outcome::Error(&value),
         };
-        let v = self.0.borrow_mut().record_tool_outcome_text(&core_call(&call, &args), Some(&call.args_json), o);
+        let v = core.record_tool_outcome_facts(&meta, &facts, o);
+        drop(core);
         Ok(match v {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
             tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,

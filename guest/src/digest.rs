@@ -10,7 +10,7 @@
 //! `argsHash` (which includes the tool name), result hashes and `error:` hashes apart, as
 //! OpenClaw's prefixes do.
 
-use crate::json::Json;
+use crate::json::{Json, Text};
 
 /// A 128-bit fingerprint. Equal inputs give equal digests; a collision needs ~2^64 inputs.
 pub type Digest = [u8; 16];
@@ -117,7 +117,7 @@ pub fn write_canonical(v: &Json, out: &mut impl Sink) {
             write_number(*n, out);
             out.put("\"");
         }
-        Json::Str(s) => write_string(s, out),
+        Json::Str(s) => write_text(s, out),
         Json::Arr(items) => {
             out.put("[");
             for (i, item) in items.iter().enumerate() {
@@ -135,7 +135,7 @@ pub fn write_canonical(v: &Json, out: &mut impl Sink) {
                 if i > 0 {
                     out.put(",");
                 }
-                write_string(k, out);
+                write_text(k, out);
                 out.put(":");
                 write_canonical(val, out);
             }
@@ -170,6 +170,18 @@ pub fn write_number(n: f64, out: &mut impl Sink) {
     } else {
         let mut buf = ryu_js::Buffer::new();
         out.put(buf.format_finite(n));
+    }
+}
+
+/// Writes a string value or key: its literal as read when that is canonical, else escaped.
+pub fn write_text(t: &Text<'_>, out: &mut impl Sink) {
+    match t.literal() {
+        Some(body) => {
+            out.put("\"");
+            out.put(body);
+            out.put("\"");
+        }
+        None => write_string(t, out),
     }
 }
 

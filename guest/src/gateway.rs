@@ -8,8 +8,12 @@
 use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
 use crate::config::Config;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
+use crate::json::Json;
 use crate::store::BoundedMap;
-use crate::tool_loop::{CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
+use crate::tool_loop::memo::CallMemo;
+use crate::tool_loop::{
+    CallFacts, CallRef, CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict,
+};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
 
 /// One gateway's guard state and config.
@@ -19,6 +23,8 @@ pub struct Gateway {
     pub(crate) sessions: BoundedMap<String, Session>,
     pub(crate) bots: BotGuard,
     pub(crate) groups: GroupCoordinator,
+    /// Facts of the last few checked calls, reused by their outcomes (not part of snapshots).
+    memo: CallMemo,
 }
 
 /// Counters for metrics.
@@ -44,6 +50,7 @@ impl Gateway {
             sessions: BoundedMap::new(l.max_sessions),
             bots: BotGuard::new(l.max_pairs),
             groups: GroupCoordinator::new(l.max_group_threads),
+            memo: CallMemo::default(),
             config,
         }
     }
@@ -58,12 +65,17 @@ impl Gateway {
         self.check_tool_call_text(call, None)
     }
 
-    /// [`Gateway::check_tool_call`] when the args arrived as JSON text (`args_text`), which lets
-    /// the outcome that follows skip re-hashing the same arguments.
+    /// [`Gateway::check_tool_call`] when the args arrived as JSON text (`args_text`): the call's
+    /// facts are remembered, so that the outcome that follows with the same text skips parsing
+    /// and hashing the arguments again ([`Gateway::recall_call`]).
     pub fn check_tool_call_text(&mut self, call: &ToolCall<'_>, args_text: Option<&str>) -> ToolVerdict {
+        let facts = self.memo.facts(call.tool, call.args, call.run);
+        if let Some(text) = args_text {
+            self.memo.remember(call.session, call.tool, call.run, text, &facts);
+        }
         let settings = self.config.tools.for_agent(call.agent);
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.check_with_text(call, args_text, settings)
+        session.check_facts(&call.meta(), &facts, settings)
     }
 
     /// Records how a tool call ended.
@@ -78,9 +90,34 @@ impl Gateway {
         args_text: Option<&str>,
         outcome: Outcome<'_>,
     ) -> OutcomeVerdict {
+        let meta = call.meta();
+        let facts = match args_text.and_then(|t| self.recall_call(&meta, t)) {
+            Some(f) => f,
+            None => self.call_facts(call.tool, call.args, call.run),
+        };
+        self.record_tool_outcome_facts(&meta, &facts, outcome)
+    }
+
+    /// The facts of a call checked lately with exactly this arguments text, if remembered.
+    pub fn recall_call(&self, call: &CallRef<'_>, args_text: &str) -> Option<CallFacts> {
+        self.memo.recall(call.session, call.tool, call.run, args_text).cloned()
+    }
+
+    /// The facts of a call from its parsed arguments.
+    pub fn call_facts(&mut self, tool: &str, args: &Json<'_>, run: Option<&str>) -> CallFacts {
+        self.memo.facts(tool, args, run)
+    }
+
+    /// Records how a tool call ended, given the call's facts.
+    pub fn record_tool_outcome_facts(
+        &mut self,
+        call: &CallRef<'_>,
+        facts: &CallFacts,
+        outcome: Outcome<'_>,
+    ) -> OutcomeVerdict {
         let settings = self.config.tools.for_agent(call.agent);
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.outcome_with_text(call, args_text, outcome, settings, &self.config.limits.send_tools)
+        session.outcome_facts(call, facts, outcome, settings, &self.config.limits.send_tools)
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.

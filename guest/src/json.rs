@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
+use std::ops::Deref;
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;
@@ -28,11 +29,75 @@ pub enum Json<'a> {
     /// Any number, as a double.
     Num(f64),
     /// A string (lone surrogates removed).
-    Str(Cow<'a, str>),
+    Str(Text<'a>),
     /// An array.
     Arr(Vec<Json<'a>>),
     /// An object, keys unique and sorted by UTF-16 code units.
-    Obj(Vec<(Cow<'a, str>, Json<'a>)>),
+    Obj(Vec<(Text<'a>, Json<'a>)>),
+}
+
+/// A string value or key: its text, and, when the reader saw it, its canonical literal.
+///
+/// Fingerprinting writes every string of a call back out in `JSON.stringify` form. Most strings
+/// in tool arguments and results were written that way to begin with (no escapes, or only the
+/// escapes `JSON.stringify` itself uses, like `\n`), so the reader keeps the body of the literal
+/// as it appeared and the canonical writer copies it instead of scanning and re-escaping every
+/// byte. Strings built in code carry no literal and are escaped when written.
+#[derive(Debug, Clone)]
+pub struct Text<'a> {
+    text: Cow<'a, str>,
+    literal: Option<&'a str>,
+}
+
+impl<'a> Text<'a> {
+    /// The string.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The body of its `JSON.stringify` literal (without quotes), when known.
+    pub fn literal(&self) -> Option<&'a str> {
+        self.literal
+    }
+}
+
+impl Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl PartialEq for Text<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Text<'_> {}
+
+impl PartialEq<str> for Text<'_> {
+    fn eq(&self, other: &str) -> bool {
+        *self.text == *other
+    }
+}
+
+impl PartialEq<&str> for Text<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        *self.text == **other
+    }
+}
+
+impl<'a> From<&'a str> for Text<'a> {
+    fn from(s: &'a str) -> Self {
+        Text { text: Cow::Borrowed(s), literal: None }
+    }
+}
+
+impl From<String> for Text<'_> {
+    fn from(s: String) -> Self {
+        Text { text: Cow::Owned(s), literal: None }
+    }
 }
 
 /// Orders two strings by UTF-16 code units, as JavaScript's default sort does.
@@ -70,7 +135,7 @@ impl<'a> Json<'a> {
     /// The string, if this is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Json::Str(s) => Some(s),
+            Json::Str(s) => Some(s.as_str()),
             _ => None,
         }
     }
@@ -81,26 +146,28 @@ impl<'a> Json<'a> {
     }
 
     /// Builds an object from members in any order (sorted here; later duplicates win).
-    pub fn object(mut members: Vec<(Cow<'a, str>, Json<'a>)>) -> Json<'a> {
+    pub fn object(mut members: Vec<(Text<'a>, Json<'a>)>) -> Json<'a> {
         sort_members(&mut members);
         Json::Obj(members)
     }
 }
 
-fn sort_members(members: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
+fn sort_members(members: &mut Vec<(Text<'_>, Json<'_>)>) {
     if members.windows(2).all(|w| cmp_utf16(&w[0].0, &w[1].0) == Ordering::Less) {
         return; // already sorted and unique (also every object of < 2 members)
     }
-    // Stable sort keeps duplicates in document order; keep the last of each run.
+    // Stable sort keeps duplicates in document order; keep the last of each run, in place.
     members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-    let mut out: Vec<(Cow<'_, str>, Json<'_>)> = Vec::with_capacity(members.len());
-    for m in members.drain(..) {
-        match out.last_mut() {
-            Some(last) if last.0 == m.0 => *last = m,
-            _ => out.push(m),
+    let mut kept = 0;
+    for i in 0..members.len() {
+        if kept > 0 && members[kept - 1].0 == members[i].0 {
+            members.swap(kept - 1, i);
+        } else {
+            members.swap(kept, i);
+            kept += 1;
         }
     }
-    *members = out;
+    members.truncate(kept);
 }
 
 /// The index of the first byte in `s` that is `"`, `\\` or a C0 control, or `s.len()`.
@@ -108,28 +175,38 @@ fn sort_members(members: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
 /// Strings are most of a tool call's bytes, and both parsing and canonical writing scan them
 /// for these bytes, so this looks at eight bytes per step (SWAR bit tricks on a `u64`).
 pub fn find_special(s: &[u8]) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
     while i + 8 <= s.len() {
         let mut w = [0u8; 8];
         w.copy_from_slice(&s[i..i + 8]);
-        let x = u64::from_le_bytes(w);
-        let quote = x ^ (LO * u64::from(b'"'));
-        let slash = x ^ (LO * u64::from(b'\\'));
-        // A byte is zero (or < 0x20) exactly when the subtraction borrows into its high bit and
-        // the byte itself did not have its high bit set.
-        let hit =
-            (quote.wrapping_sub(LO) & !quote) | (slash.wrapping_sub(LO) & !slash) | (x.wrapping_sub(LO * 0x20) & !x);
-        if hit & HI != 0 {
-            break;
+        if let Some(at) = special_in(u64::from_le_bytes(w)) {
+            return i + at;
         }
         i += 8;
     }
-    while i < s.len() && !(s[i] == b'"' || s[i] == b'\\' || s[i] < 0x20) {
-        i += 1;
+    // The tail, padded with a byte that is never special.
+    let mut w = [b'a'; 8];
+    w[..s.len() - i].copy_from_slice(&s[i..]);
+    match special_in(u64::from_le_bytes(w)) {
+        Some(at) => i + at,
+        None => s.len(),
     }
-    i
+}
+
+/// The index of the first special byte in eight little-endian bytes.
+///
+/// A byte is zero (or < 0x20) exactly when the subtraction borrows into its high bit and the byte
+/// itself did not have its high bit set. A borrow can only flag bytes *above* a true hit, so
+/// the lowest flagged byte is exact.
+#[inline(always)]
+fn special_in(x: u64) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let quote = x ^ (LO * u64::from(b'"'));
+    let slash = x ^ (LO * u64::from(b'\\'));
+    let hit =
+        ((quote.wrapping_sub(LO) & !quote) | (slash.wrapping_sub(LO) & !slash) | (x.wrapping_sub(LO * 0x20) & !x)) & HI;
+    (hit != 0).then(|| (hit.trailing_zeros() / 8) as usize)
 }
 
 /// Why a text is not JSON, and where (byte offset from the start of the text).
@@ -149,7 +226,7 @@ impl fmt::Display for JsonError {
 
 /// Parses one JSON text (surrounding whitespace allowed).
 pub fn parse(text: &str) -> Result<Json<'_>, JsonError> {
-    let mut p = Parser { s: text.as_bytes(), i: 0, src: text };
+    let mut p = Parser { s: text.as_bytes(), i: 0, src: text, members: Vec::new(), items: Vec::new() };
     p.ws();
     let v = p.value(0)?;
     p.ws();
@@ -163,6 +240,12 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     src: &'a str,
+    /// Members of the objects being read, innermost last: each object is collected here and
+    /// then moved into a vector of exactly its size, so reading costs one allocation per object
+    /// instead of a doubling series.
+    members: Vec<(Text<'a>, Json<'a>)>,
+    /// The same for array items.
+    items: Vec<Json<'a>>,
 }
 
 impl<'a> Parser<'a> {
@@ -210,20 +293,23 @@ impl<'a> Parser<'a> {
     fn array(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         self.enter(depth)?;
         self.i += 1;
-        let mut items = Vec::new();
         self.ws();
         if self.s.get(self.i) == Some(&b']') {
             self.i += 1;
-            return Ok(Json::Arr(items));
+            return Ok(Json::Arr(Vec::new()));
         }
+        let base = self.items.len();
         loop {
             self.ws();
-            items.push(self.value(depth)?);
+            let v = self.value(depth)?;
+            self.items.push(v);
             self.ws();
             match self.s.get(self.i) {
                 Some(b',') => self.i += 1,
                 Some(b']') => {
                     self.i += 1;
+                    let mut items = Vec::with_capacity(self.items.len() - base);
+                    items.extend(self.items.drain(base..));
                     return Ok(Json::Arr(items));
                 }
                 _ => return Err(self.err("expected ',' or ']' in an array")),
@@ -234,12 +320,12 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         self.enter(depth)?;
         self.i += 1;
-        let mut members = Vec::new();
         self.ws();
         if self.s.get(self.i) == Some(&b'}') {
             self.i += 1;
-            return Ok(Json::Obj(members));
+            return Ok(Json::Obj(Vec::new()));
         }
+        let base = self.members.len();
         loop {
             self.ws();
             if self.s.get(self.i) != Some(&b'"') {
@@ -253,12 +339,14 @@ impl<'a> Parser<'a> {
             self.i += 1;
             self.ws();
             let v = self.value(depth)?;
-            members.push((key, v));
+            self.members.push((key, v));
             self.ws();
             match self.s.get(self.i) {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
+                    let mut members = Vec::with_capacity(self.members.len() - base);
+                    members.extend(self.members.drain(base..));
                     sort_members(&mut members);
                     return Ok(Json::Obj(members));
                 }
@@ -329,17 +417,22 @@ impl<'a> Parser<'a> {
         Ok(n)
     }
 
-    fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
+    fn string(&mut self) -> Result<Text<'a>, JsonError> {
         self.i += 1; // opening quote
         let start = self.i;
         self.i += find_special(&self.s[self.i..]);
         if self.s.get(self.i) == Some(&b'"') {
-            // No escapes: borrow. We stopped on an ASCII byte, so this is a char boundary.
+            // No escapes: borrow. We stopped on an ASCII byte, so this is a char boundary; and
+            // with no quote, backslash or control inside, the text is its own literal.
             self.i += 1;
-            return Ok(Cow::Borrowed(&self.src[start..self.i - 1]));
+            let text = &self.src[start..self.i - 1];
+            return Ok(Text { text: Cow::Borrowed(text), literal: Some(text) });
         }
+        // Escapes only shorten a string, so the rest of the text bounds its length; reserving
+        // that (up to a few KiB) saves the doubling series for the tool output strings carry.
+        let mut out = String::with_capacity((self.s.len() - start).min(4096));
+        let mut canonical = true;
         self.i = start;
-        let mut out = String::new();
         loop {
             let run_start = self.i;
             self.i += find_special(&self.s[self.i..]);
@@ -349,18 +442,21 @@ impl<'a> Parser<'a> {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
                     self.i += 1;
-                    return Ok(Cow::Owned(out));
+                    let literal = canonical.then(|| &self.src[start..self.i - 1]);
+                    return Ok(Text { text: Cow::Owned(out), literal });
                 }
                 Some(b'\\') => {
                     self.i += 1;
-                    self.escape(&mut out)?;
+                    canonical &= self.escape(&mut out)?;
                 }
                 Some(_) => return Err(self.err("control character in a string (escape it)")),
             }
         }
     }
 
-    fn escape(&mut self, out: &mut String) -> Result<(), JsonError> {
+    /// Decodes one escape (after its backslash) into `out`; true when the escape is the one
+    /// `JSON.stringify` writes for that character, so that the literal stays canonical.
+    fn escape(&mut self, out: &mut String) -> Result<bool, JsonError> {
         let c = match self.s.get(self.i) {
             Some(b'"') => '"',
             Some(b'\\') => '\\',
@@ -372,6 +468,7 @@ impl<'a> Parser<'a> {
             Some(b't') => '\t',
             Some(b'u') => {
                 self.i += 1;
+                let digits = self.i;
                 let hi = self.hex4()?;
                 if (0xD800..0xDC00).contains(&hi) && self.s[self.i..].starts_with(b"\\u") {
                     let save = self.i;
@@ -380,20 +477,23 @@ impl<'a> Parser<'a> {
                     if (0xDC00..0xE000).contains(&lo) {
                         let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
                         out.extend(char::from_u32(cp));
-                        return Ok(());
+                        return Ok(false);
                     }
                     self.i = save; // lone high surrogate: dropped; the next escape stands alone
-                    return Ok(());
+                    return Ok(false);
                 }
                 // Lone surrogates are removed (sanitizeSurrogates); everything else is a char.
                 out.extend(char::from_u32(hi));
-                return Ok(());
+                // `JSON.stringify` writes `\u00xx` (lower-case hex) only for controls without a
+                // short form.
+                let lower_hex = self.s[digits..self.i].iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+                return Ok(hi < 0x20 && !matches!(hi, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) && lower_hex);
             }
             _ => return Err(self.err("invalid escape in a string")),
         };
         self.i += 1;
         out.push(c);
-        Ok(())
+        Ok(c != '/')
     }
 }
 
@@ -424,6 +524,30 @@ mod tests {
     }
 
     #[test]
+    fn a_literal_is_kept_exactly_when_it_is_what_json_stringify_writes() {
+        for (text, kept) in [
+            (r#""plain text""#, true),
+            (r#""line\nbreak\ttab\r\b\f \" \\ end""#, true),
+            (r#""ctl \u001f \u0000 \u000b""#, true),
+            (r#""upper hex \u001F""#, false),
+            (r#""short form exists \u000a""#, false),
+            (r#""slash \/""#, false),
+            (r#""letter \u0041""#, false),
+            (r#""pair \ud83d\ude00""#, false),
+            (r#""lone \ud800""#, false),
+            ("\"raw \u{1F600} \u{2028} \u{7f}\"", true),
+        ] {
+            let Json::Str(t) = parse(text).unwrap() else { panic!("{text}") };
+            assert_eq!(t.literal().is_some(), kept, "{text}");
+            if let Some(body) = t.literal() {
+                let mut escaped = String::new();
+                crate::digest::write_string(&t, &mut escaped);
+                assert_eq!(format!("\"{body}\""), escaped, "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn lone_surrogates_are_removed_and_pairs_kept() {
         assert_eq!(parse(r#""a\ud800b""#).unwrap(), Json::Str("ab".into()));
         assert_eq!(parse(r#""a\udc00b""#).unwrap(), Json::Str("ab".into()));
@@ -444,6 +568,27 @@ mod tests {
             (" !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~\t", " !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~".len()),
         ] {
             assert_eq!(find_special(text.as_bytes()), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn find_special_agrees_with_a_byte_scan_at_every_position() {
+        let naive = |s: &[u8]| s.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(s.len());
+        for len in 0..24 {
+            for filler in [b'x', 0x1f + 1, 0x7f, 0x80, 0xff, b'"' + 1, b'\\' - 1] {
+                for at in 0..len {
+                    for special in [b'"', b'\\', 0, 0x1f, b'\n'] {
+                        let mut buf = vec![filler; len];
+                        buf[at] = special;
+                        // A second special later must not move the answer.
+                        if at + 3 < len {
+                            buf[at + 3] = 0;
+                        }
+                        assert_eq!(find_special(&buf), naive(&buf), "{buf:?}");
+                    }
+                }
+                assert_eq!(find_special(&vec![filler; len]), len);
+            }
         }
     }
 

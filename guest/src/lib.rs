@@ -13,7 +13,8 @@
 //! let out = gw.apply_events(r#"{"kind":"tool_call","session":"s","tool":"read","args":{"path":"/a"}}"#, 1).unwrap();
 //! assert_eq!(out, "{\"line\":1,\"kind\":\"tool_call\",\"action\":\"allow\"}\n");
 //! ```
-// No unsafe code, except what wit-bindgen generates in `component`.
+// No unsafe code, except what wit-bindgen generates in `component` and the word-at-a-time
+// `memcmp` of `wasm_mem` (both wasm32 only).
 #![deny(unsafe_code)]
 
 pub mod bot_loop;
@@ -32,6 +33,8 @@ pub mod trace;
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
 mod component;
+#[cfg(target_arch = "wasm32")]
+mod wasm_mem;
 
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -61,13 +61,21 @@ fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
     (call, ToolOutcome::Returned(e.result.clone()))
 }
 
+/// What the component does for one decision, natively: parse the arguments and check; on the
+/// outcome, reuse the checked call's facts (the arguments are not parsed again) and parse the
+/// result.
 fn native_decide(gw: &mut Native, e: &Event) {
     let args = json::parse(&e.args).expect("valid args");
     let call =
         NativeCall { session: &e.session, tool: e.tool, args: &args, run: Some("run-1"), agent: None, call_id: None };
-    black_box(gw.check_tool_call(&call));
+    black_box(gw.check_tool_call_text(&call, Some(&e.args)));
+    let meta = call.meta();
+    let facts = match gw.recall_call(&meta, &e.args) {
+        Some(f) => f,
+        None => gw.call_facts(e.tool, &args, call.run),
+    };
     let result = json::parse(&e.result).expect("valid result");
-    black_box(gw.record_tool_outcome(&call, Outcome::Result(&result)));
+    black_box(gw.record_tool_outcome_facts(&meta, &facts, Outcome::Result(&result)));
 }
 
 fn main() {

@@ -18,6 +18,7 @@
 pub mod compaction;
 pub mod detect;
 pub mod history;
+pub mod memo;
 pub mod no_progress;
 pub mod outcome;
 pub mod ping_pong;
@@ -27,12 +28,12 @@ pub mod warnings;
 use serde::{Deserialize, Serialize};
 
 use crate::config::tool::LoopSettings;
-use crate::digest::name_id;
 use crate::digest::{args_digest, Digest};
 use crate::json::Json;
 use compaction::CompactionGuard;
 pub use detect::Detector;
-use history::{run_scope, History};
+use history::History;
+pub use memo::CallFacts;
 pub use outcome::Outcome;
 use warnings::WarningBuckets;
 
@@ -54,6 +55,29 @@ pub struct ToolCall<'a> {
     pub agent: Option<&'a str>,
     /// The provider's tool-call id.
     pub call_id: Option<&'a str>,
+}
+
+/// A tool call without its arguments: what the hooks pass besides the args, whose
+/// [`CallFacts`] are computed (or recalled) separately.
+#[derive(Debug, Clone, Copy)]
+pub struct CallRef<'a> {
+    /// The session key.
+    pub session: &'a str,
+    /// The tool name.
+    pub tool: &'a str,
+    /// The run id, exactly as passed.
+    pub run: Option<&'a str>,
+    /// The agent id.
+    pub agent: Option<&'a str>,
+    /// The provider's tool-call id.
+    pub call_id: Option<&'a str>,
+}
+
+impl<'a> ToolCall<'a> {
+    /// The call without its arguments.
+    pub fn meta(&self) -> CallRef<'a> {
+        CallRef { session: self.session, tool: self.tool, run: self.run, agent: self.agent, call_id: self.call_id }
+    }
 }
 
 /// What to do with a call.
@@ -119,37 +143,10 @@ pub struct Session {
     warnings: WarningBuckets,
     /// Post-compaction guards by run id exactly as given (absent = ""), least recently used first.
     guards: Vec<(Box<str>, CompactionGuard)>,
-    /// The last checked call's raw args text and digest (not part of snapshots).
-    #[serde(skip)]
-    memo: ArgsMemo,
-}
-
-/// Remembers the last checked call's args text and digest, so the outcome that follows (which
-/// carries the same text) does not canonicalize and hash the arguments a second time. Only raw
-/// text equality is trusted, so a hit can never give another call's digest.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct ArgsMemo {
-    tool: String,
-    text: String,
-    digest: Option<Digest>,
-}
-
-impl ArgsMemo {
-    fn remember(&mut self, tool: &str, text: &str, digest: Digest) {
-        self.tool.clear();
-        self.tool.push_str(tool);
-        self.text.clear();
-        self.text.push_str(text);
-        self.digest = Some(digest);
-    }
-
-    fn recall(&self, tool: &str, text: &str) -> Option<Digest> {
-        self.digest.filter(|_| self.tool == tool && self.text == text)
-    }
 }
 
 /// `argsHash` of a call, with `update_plan` params reduced to their shape.
-fn call_digest(tool: &str, params: &Json<'_>) -> Digest {
+pub(crate) fn call_digest(tool: &str, params: &Json<'_>) -> Digest {
     if tool == "update_plan" {
         args_digest(tool, &outcome::plan_shape(params))
     } else {
@@ -166,21 +163,13 @@ impl Session {
     /// Checks a call before it runs and records it unless it is blocked or the guard is
     /// explicitly disabled.
     pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
-        self.check_with_text(call, None, s)
+        self.check_facts(&call.meta(), &memo::facts(call.tool, call.args, call.run), s)
     }
 
-    /// [`Session::check`] for a call whose args came as JSON text: the text is remembered so that
-    /// [`Session::outcome_with_text`] can reuse the digest.
-    pub fn check_with_text(&mut self, call: &ToolCall<'_>, args_text: Option<&str>, s: &LoopSettings) -> ToolVerdict {
-        let args = call_digest(call.tool, call.args);
-        if let Some(text) = args_text {
-            self.memo.remember(call.tool, text, args);
-        }
-        let run = run_scope(call.run);
-        let action = call.args.get("action").and_then(Json::as_str);
-        let known_poll = detect::is_known_poll(call.tool, action);
-        let tool_id = name_id(call.tool);
-        let verdict = match detect::detect(&self.history, call.tool, tool_id, &args, known_poll, run, s) {
+    /// [`Session::check`] with the call's facts already computed (see [`memo`]).
+    pub fn check_facts(&mut self, call: &CallRef<'_>, f: &CallFacts, s: &LoopSettings) -> ToolVerdict {
+        let known_poll = detect::is_known_poll(call.tool, f.action.as_deref());
+        let verdict = match detect::detect(&self.history, call.tool, f.tool_id, &f.args, known_poll, f.run, s) {
             Some(stuck) if stuck.critical => {
                 return ToolVerdict {
                     action: ToolAction::Block,
@@ -203,7 +192,7 @@ impl Session {
             None => ToolVerdict::ALLOW,
         };
         if s.enabled != Some(false) {
-            self.history.record_call(tool_id, args, call.call_id, run, s.history_size);
+            self.history.record_call(f.tool_id, f.args, call.call_id, f.run, s.history_size);
         }
         verdict
     }
@@ -216,34 +205,31 @@ impl Session {
         s: &LoopSettings,
         send_tools: &[String],
     ) -> OutcomeVerdict {
-        self.outcome_with_text(call, None, outcome, s, send_tools)
+        self.outcome_facts(&call.meta(), &memo::facts(call.tool, call.args, call.run), outcome, s, send_tools)
     }
 
-    /// [`Session::outcome`] for a call whose args came as JSON text (see [`ArgsMemo`]).
-    pub fn outcome_with_text(
+    /// [`Session::outcome`] with the call's facts already computed (see [`memo`]).
+    pub fn outcome_facts(
         &mut self,
-        call: &ToolCall<'_>,
-        args_text: Option<&str>,
+        call: &CallRef<'_>,
+        f: &CallFacts,
         outcome: Outcome<'_>,
         s: &LoopSettings,
         send_tools: &[String],
     ) -> OutcomeVerdict {
-        let Some(hashed) = outcome::hash_outcome(call.tool, call.args, outcome, send_tools) else {
+        let Some(hashed) = outcome::hash_outcome(call.tool, f.action.as_deref(), outcome, send_tools) else {
             return OutcomeVerdict::Ignored;
         };
-        let args =
-            args_text.and_then(|t| self.memo.recall(call.tool, t)).unwrap_or_else(|| call_digest(call.tool, call.args));
-        let run = run_scope(call.run);
         self.history.record_outcome(
-            name_id(call.tool),
-            args,
+            f.tool_id,
+            f.args,
             call.call_id,
-            run,
+            f.run,
             hashed.digest,
             hashed.unknown_tool.as_deref(),
             s.history_size,
         );
-        match self.guard(call.run, s).observe(call.tool, args, hashed.digest) {
+        match self.guard(call.run, s).observe(call.tool, f.args, hashed.digest) {
             Some(abort) => OutcomeVerdict::Abort { count: abort.count, message: abort.message },
             None => OutcomeVerdict::Recorded,
         }

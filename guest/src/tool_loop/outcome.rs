@@ -4,10 +4,8 @@
 //! equality is too strict: exec results carry durations and pids, message sends carry fresh
 //! message ids. So each tool family hashes only the part of its outcome that shows progress.
 
-use std::borrow::Cow;
-
-use crate::digest::{js_trim, tag, write_canonical, write_string, Digest, Hasher, Sink};
-use crate::json::Json;
+use crate::digest::{js_trim, tag, write_canonical, write_string, write_text, Digest, Hasher, Sink};
+use crate::json::{Json, Text};
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy)]
@@ -68,7 +66,7 @@ const VOLATILE_KEYS: &[&str] = &[
 /// no intermediate value is built for the common tools.
 pub fn hash_outcome(
     tool: &str,
-    params: &Json<'_>,
+    action: Option<&str>,
     outcome: Outcome<'_>,
     send_tools: &[String],
 ) -> Option<HashedOutcome> {
@@ -97,10 +95,10 @@ pub fn hash_outcome(
     if tool == "exec" && write_exec_shape(&mut h, details, status, result) {
         return done(h);
     }
-    if tool == "process" && write_process_shape(&mut h, params, details, result) {
+    if tool == "process" && write_process_shape(&mut h, action, details, result) {
         return done(h);
     }
-    if is_send(tool, params, send_tools) {
+    if is_send(tool, action, send_tools) {
         write_canonical(&strip_volatile(details), &mut h); // text is dropped entirely
         return done(h);
     }
@@ -114,7 +112,7 @@ pub fn hash_outcome(
         o.key("details");
         write_canonical(details, o.h);
         o.key("text");
-        write_string(&content_text(result), o.h);
+        write_content_text(result, o.h);
     }
     o.end();
     done(h)
@@ -160,12 +158,35 @@ impl<'h> ObjWriter<'h> {
     }
 }
 
+/// Writes [`content_text`] as a JSON string. The usual result has one text entry with nothing to
+/// trim: its literal is written as read, with no copy.
+fn write_content_text(result: &Json<'_>, h: &mut Hasher) {
+    let mut texts = content_texts(result);
+    if let (Some(only), None) = (texts.next(), texts.next()) {
+        if js_trim(only).len() == only.len() {
+            return write_text(only, h);
+        }
+    }
+    write_string(&content_text(result), h)
+}
+
+/// The `text` of `content[]` entries that have a string `type` and a string `text`.
+fn content_texts<'r, 'a>(result: &'r Json<'a>) -> impl Iterator<Item = &'r Text<'a>> {
+    let items = match result.get("content") {
+        Some(Json::Arr(items)) => &items[..],
+        _ => &[],
+    };
+    let typed = items.iter().filter(|e| e.get("type").and_then(Json::as_str).is_some());
+    typed.filter_map(|e| match e.get("text") {
+        Some(Json::Str(t)) => Some(t),
+        _ => None,
+    })
+}
+
 /// Texts of `content[]` entries with a string `type` and string `text`, joined and trimmed.
 fn content_text(result: &Json<'_>) -> String {
-    let Some(Json::Arr(items)) = result.get("content") else { return String::new() };
     let mut text = String::new();
-    let typed = items.iter().filter(|e| e.get("type").and_then(Json::as_str).is_some());
-    for (i, t) in typed.filter_map(|e| e.get("text").and_then(Json::as_str)).enumerate() {
+    for (i, t) in content_texts(result).enumerate() {
         if i > 0 {
             text.push('\n');
         }
@@ -195,7 +216,7 @@ fn write_exec_shape(h: &mut Hasher, details: &Json<'_>, status: Option<&str>, re
             o.key("output");
             match details.get("aggregated").and_then(Json::as_str).map(js_trim) {
                 Some(a) if !a.is_empty() => write_string(a, o.h),
-                _ => write_string(&content_text(result), o.h),
+                _ => write_content_text(result, o.h),
             }
             o.key("status");
             write_string(status, o.h);
@@ -217,8 +238,8 @@ fn write_exec_shape(h: &mut Hasher, details: &Json<'_>, status: Option<&str>, re
 }
 
 /// The `process` poll and log outcome shapes; false falls through.
-fn write_process_shape(h: &mut Hasher, params: &Json<'_>, details: &Json<'_>, result: &Json<'_>) -> bool {
-    let Some(action @ ("poll" | "log")) = params.get("action").and_then(Json::as_str) else { return false };
+fn write_process_shape(h: &mut Hasher, action: Option<&str>, details: &Json<'_>, result: &Json<'_>) -> bool {
+    let Some(action @ ("poll" | "log")) = action else { return false };
     let d = |k: &str| details.get(k);
     let mut o = ObjWriter::new(h);
     o.key("action");
@@ -235,7 +256,7 @@ fn write_process_shape(h: &mut Hasher, params: &Json<'_>, details: &Json<'_>, re
         None => o.h.put("undefined"),
     }
     o.key("text");
-    write_string(&content_text(result), o.h);
+    write_content_text(result, o.h);
     if action == "log" {
         o.or_null("totalChars", d("totalChars"));
         o.or_null("totalLines", d("totalLines"));
@@ -245,10 +266,10 @@ fn write_process_shape(h: &mut Hasher, params: &Json<'_>, details: &Json<'_>, re
     true
 }
 
-fn is_send(tool: &str, params: &Json<'_>, send_tools: &[String]) -> bool {
+fn is_send(tool: &str, action: Option<&str>, send_tools: &[String]) -> bool {
     match tool {
         "sessions_send" => true,
-        "message" => params.get("action").and_then(Json::as_str).is_some_and(|a| SEND_ACTIONS.contains(&a)),
+        "message" => action.is_some_and(|a| SEND_ACTIONS.contains(&a)),
         _ => send_tools.iter().any(|t| t == tool),
     }
 }
@@ -291,7 +312,7 @@ pub fn plan_shape<'a>(v: &Json<'a>) -> Json<'a> {
         _ => &[],
     };
     let status = |e: &Json<'_>| match e.get("status") {
-        Some(Json::Str(s)) => Json::Str(Cow::Owned(s.to_string())),
+        Some(Json::Str(s)) => Json::Str(Text::from(s.to_string())),
         _ => Json::Null,
     };
     let statuses = plan.iter().map(status).collect();

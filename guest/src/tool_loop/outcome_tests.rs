@@ -6,7 +6,8 @@ fn j(s: &str) -> Json<'_> {
 }
 
 fn result_hash(tool: &str, params: &str, result: &str) -> Option<Digest> {
-    hash_outcome(tool, &j(params), Outcome::Result(&j(result)), &[]).map(|h| h.digest)
+    let params = j(params);
+    hash_outcome(tool, crate::tool_loop::memo::action_of(&params), Outcome::Result(&j(result)), &[]).map(|h| h.digest)
 }
 
 fn same(tool: &str, params: &str, a: &str, b: &str) -> bool {
@@ -15,7 +16,7 @@ fn same(tool: &str, params: &str, a: &str, b: &str) -> bool {
 
 #[test]
 fn errors_hash_their_formatted_text() {
-    let e = |s: &str| hash_outcome("t", &Json::Null, Outcome::Error(&j(s)), &[]).unwrap().digest;
+    let e = |s: &str| hash_outcome("t", None, Outcome::Error(&j(s)), &[]).unwrap().digest;
     assert_eq!(e("5"), e("\"5\""), "the error 5 and the error \"5\" hash the same");
     assert_eq!(e(r#"{"b":1,"a":2}"#), e(r#""{\"a\":2,\"b\":1}""#), "object error = its canonical text");
     assert_eq!(e("null"), e("\"null\""));
@@ -44,7 +45,7 @@ fn unknown_tool_names_are_extracted_like_openclaw() {
     for (text, want) in cases {
         assert_eq!(extract_unknown_tool_name(text).as_deref(), want, "{text:?}");
     }
-    let h = hash_outcome("browser_open", &Json::Null, Outcome::Error(&j("\"Unknown tool: browser_open\"")), &[]);
+    let h = hash_outcome("browser_open", None, Outcome::Error(&j("\"Unknown tool: browser_open\"")), &[]);
     assert_eq!(h.unwrap().unknown_tool.as_deref(), Some("browser_open"));
 }
 
@@ -218,9 +219,8 @@ fn sends_strip_volatile_ids_and_drop_text() {
         r#"{"details":{"messageId":"m2"}}"#
     ));
     // Operator-listed send tools.
-    let tg = |r: &str| {
-        hash_outcome("telegram", &Json::Null, Outcome::Result(&j(r)), &["telegram".to_string()]).unwrap().digest
-    };
+    let tg =
+        |r: &str| hash_outcome("telegram", None, Outcome::Result(&j(r)), &["telegram".to_string()]).unwrap().digest;
     assert_eq!(tg(r#"{"details":{"messageId":1}}"#), tg(r#"{"details":{"messageId":2}}"#));
     assert_ne!(
         result_hash("telegram", "{}", r#"{"details":{"messageId":1}}"#),
@@ -261,4 +261,20 @@ fn generic_hash_uses_details_and_trimmed_text() {
     assert!(same("read", "{}", r, r2), "texts of typed entries joined with \\n and trimmed; other keys ignored");
     assert!(same("read", "{}", r#"{"details":5}"#, r#"{"details":{}}"#), "non-object details read as {{}}");
     assert!(!same("read", "{}", r#"{"details":{"k":1}}"#, r#"{"details":{"k":2}}"#));
+}
+
+#[test]
+fn a_text_hashes_the_same_however_its_escapes_are_written() {
+    // One entry written with canonical escapes, with other escapes, with padding to trim, and
+    // split over two entries: all the same text.
+    let forms = [
+        r#"{"content":[{"type":"text","text":"ok\nA/\u001f"}]}"#,
+        r#"{"content":[{"type":"text","text":"ok\u000a\u0041\/\u001F"}]}"#,
+        r#"{"content":[{"type":"text","text":"\t ok\nA/\u001f \n"}]}"#,
+        r#"{"content":[{"type":"text","text":"ok"},{"type":"text","text":"A/\u001f"}]}"#,
+    ];
+    for f in &forms[1..] {
+        assert!(same("read", "{}", forms[0], f), "{f}");
+    }
+    assert!(!same("read", "{}", forms[0], r#"{"content":[{"type":"text","text":"ok\nA/\u001e"}]}"#));
 }

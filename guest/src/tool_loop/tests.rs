@@ -299,22 +299,3 @@ fn history_size_bounds_the_session() {
     }
     assert_eq!(sim.s.history().len(), 5);
 }
-
-#[test]
-fn the_args_memo_only_reuses_a_digest_for_identical_text() {
-    // Two calls whose args differ: an outcome for the second must not take the first's digest.
-    let cfg = on();
-    let mut s = Session::default();
-    let (a, b) = (parse(r#"{"p":1}"#).unwrap(), parse(r#"{"p":2}"#).unwrap());
-    let call = |args| ToolCall { session: "s", tool: "read", args, run: None, agent: None, call_id: None };
-    s.check_with_text(&call(&a), Some(r#"{"p":1}"#), &cfg);
-    let r = parse("1").unwrap();
-    s.outcome_with_text(&call(&b), Some(r#"{"p":2}"#), Outcome::Result(&r), &cfg, &[]);
-    let with_memo: Vec<_> = s.history().scoped(None).map(|r| (r.args, r.result)).collect();
-    let mut plain = Session::default();
-    plain.check(&call(&a), &cfg);
-    plain.outcome(&call(&b), Outcome::Result(&r), &cfg, &[]);
-    let without: Vec<_> = plain.history().scoped(None).map(|r| (r.args, r.result)).collect();
-    assert_eq!(with_memo, without);
-    assert_eq!(with_memo.len(), 2, "the outcome did not attach to the other call");
-}
