@@ -173,7 +173,7 @@ fn supervised(mode: FailureMode, limits: Limits) -> (SwappableGateway, Vec<Strin
     let gw = SwappableGateway::new(
         hostile("").with_limits(limits),
         &config,
-        Supervision { failure_mode: mode, snapshot_every: 1 },
+        Supervision { failure_mode: mode, snapshot_every: 1, snapshot_spacing: 0, ..Supervision::default() },
     )
     .unwrap();
     let lines: Vec<String> = trace.lines().map(String::from).collect();

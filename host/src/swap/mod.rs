@@ -3,19 +3,34 @@
 //!
 //! Why: a gateway runs for weeks, and its loop guard must be upgraded without a restart and
 //! without forgetting the loops it is counting; and a policy bug (a trap, an endless loop, a
-//! memory bomb) must cost one answer, never the gateway. So a [`SwappableGateway`] serves every
-//! call from the active instance behind a mutex, and:
+//! memory bomb) must cost one answer, never the gateway. Both must also be quick with a large
+//! state: exporting or importing 10,000 sessions and 100,000 bot pairs takes tens of
+//! milliseconds, and every call waits while the lock is held. So a [`SwappableGateway`] serves
+//! every call from the active instance behind a mutex, and keeps, besides it:
 //!
-//! - [`SwappableGateway::swap`] prepares the new instance and its gateway *without* the lock
-//!   (instantiate + `create`), then, under the lock, exports the old state, imports it into the
-//!   new gateway and switches. Calls in flight hold the lock, so they finish on the old instance;
-//!   if anything fails the old instance stays active and the error is returned.
-//! - A call that traps, times out or runs out of memory drops the broken instance, instantiates
-//!   the same policy again (cheap: the `InstancePre` is kept), imports the last good snapshot and
-//!   answers with the configured [`FailureMode`]. Snapshots are taken after every
-//!   [`Supervision::snapshot_every`] successful calls, after each swap and after each recovery;
-//!   what changed since the last snapshot is lost in a recovery (by design: the state that
-//!   crashed the policy may be the cause).
+//! - a *journal*: the last good snapshot and a copy of every call applied since. The policy is
+//!   deterministic (time is an argument; no clock, no randomness), so the two describe the active
+//!   state exactly. A snapshot is taken after [`Supervision::snapshot_every`] successful calls,
+//!   spaced by its cost ([`Supervision::snapshot_spacing`]), or when the logged calls pass
+//!   16 MiB; it is the active instance's export, so those calls wait for it.
+//! - a *standby*: a fresh instance of the same policy with the last snapshot already imported,
+//!   prepared on a background thread after each new snapshot, recovery and swap
+//!   ([`Supervision::standby`]). At most one exists.
+//!
+//! Then:
+//!
+//! - [`SwappableGateway::swap`] prepares the new instance *without* the lock: instantiate,
+//!   `create`, import the last snapshot, apply the logged calls, again for those that arrived
+//!   meanwhile (live migration). Under the lock it applies the last few calls and switches, so
+//!   calls wait for microseconds to a few milliseconds, whatever the size of the state. Calls in
+//!   flight finish on the old instance; if anything fails, the old instance stays active and the
+//!   error is returned. With the same module the new state is exactly the old one; with another
+//!   version it is the snapshot imported plus what the new version makes of the same calls.
+//! - A call that traps, times out or runs out of memory drops the broken instance and switches
+//!   to the standby (or, when none is ready, waits for the one being prepared, or instantiates
+//!   the same policy again and imports the last snapshot itself), and answers with the
+//!   configured [`FailureMode`]. What changed since the last snapshot is lost in a recovery (by
+//!   design: the state that crashed the policy may be the cause), and so is the failing call.
 //!
 //! ```no_run
 //! use loopguard_host::{Policy, Supervision, SwappableGateway};
@@ -26,17 +41,21 @@
 //! # Ok::<(), loopguard_host::Error>(())
 //! ```
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+mod calls;
+mod events;
+mod journal;
+mod migrate;
+mod standby;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::gateway::Gateway;
 use crate::policy::Policy;
-use crate::{
-    BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, GatewayStats, GroupReply, GroupStart, GroupStep,
-    GroupThread, OutcomeVerdict, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
-};
+use journal::{Call, Journal};
+use standby::{Job, Key, Standby};
 
 /// What a decision is when the policy failed to give one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,14 +72,24 @@ pub enum FailureMode {
 pub struct Supervision {
     /// The answer to a decision whose call failed.
     pub failure_mode: FailureMode,
-    /// Take a snapshot after this many successful calls (default 1 000; 1 = after every call,
-    /// which loses nothing in a recovery but exports the whole state each time).
+    /// Take a snapshot after this many successful calls (default 1 000). With 1 and
+    /// `snapshot_spacing: 0` a snapshot follows every call, which loses nothing in a recovery but
+    /// exports the whole state each time.
     pub snapshot_every: u32,
+    /// Spaces snapshots by what they cost: after an export that held the calls for `d`, the next
+    /// snapshot waits at least `snapshot_spacing` × `d` (default 50, so exports hold the calls at
+    /// most 2 % of the time, and the standby's import costs the background thread about 3 %).
+    /// With a small state `d` is microseconds and `snapshot_every` decides; with 10,000 sessions
+    /// and 100,000 pairs (`d` ≈ 30 ms) a snapshot is taken at most every 1.5 s. 0 = count only.
+    pub snapshot_spacing: u32,
+    /// Keep a hot standby for recoveries (default true): one more instance holding the state,
+    /// and one background import per snapshot. Without it a recovery imports the snapshot itself.
+    pub standby: bool,
 }
 
 impl Default for Supervision {
     fn default() -> Self {
-        Supervision { failure_mode: FailureMode::Open, snapshot_every: 1_000 }
+        Supervision { failure_mode: FailureMode::Open, snapshot_every: 1_000, snapshot_spacing: 50, standby: true }
     }
 }
 
@@ -69,6 +98,8 @@ impl Default for Supervision {
 pub struct Health {
     /// Broken instances replaced by a fresh one.
     pub recoveries: u64,
+    /// Of those, how many by switching to the standby.
+    pub standby_recoveries: u64,
     /// Calls stopped at their deadline.
     pub timeouts: u64,
     /// Calls that trapped (panics, bugs).
@@ -81,6 +112,8 @@ pub struct Health {
     pub failed_swaps: u64,
     /// Snapshots taken.
     pub snapshots: u64,
+    /// Standbys prepared (in the background).
+    pub standbys: u64,
 }
 
 /// What a swap did and how long it took.
@@ -94,11 +127,15 @@ pub struct SwapReport {
     pub from_digest: String,
     /// Digest of the new component.
     pub to_digest: String,
-    /// Size of the state carried over.
+    /// Size of the snapshot the new instance started from.
     pub snapshot_bytes: usize,
-    /// Instantiating and creating the new gateway (no lock held).
+    /// Calls logged since that snapshot and applied to the new instance.
+    pub replayed: usize,
+    /// Of those, how many with the lock held.
+    pub replayed_paused: usize,
+    /// Preparing the new instance (no lock held): instantiate, `create`, import, replay.
     pub prepare: Duration,
-    /// Export + import + switch, with the lock held: how long calls waited.
+    /// The last calls and the switch, with the lock held: how long calls waited.
     pub paused: Duration,
 }
 
@@ -106,19 +143,30 @@ struct Active {
     policy: Policy,
     gateway: Gateway,
     version: String,
-    /// The state to restore after a failure (`None`: empty state).
-    last_good: Option<Vec<u8>>,
-    calls_since_snapshot: u32,
+    /// Bumped by every swap: which policy a standby must be made of.
+    policy_gen: u64,
+    journal: Journal,
+}
+
+impl Active {
+    fn standby_key(&self) -> Key {
+        Key { policy: self.policy_gen, base: self.journal.base_gen }
+    }
 }
 
 /// A gateway whose policy can be swapped at run time and which recovers from a broken instance.
 /// Every method takes `&self`: share it between threads (`Arc<SwappableGateway>`).
 pub struct SwappableGateway {
-    config: String,
+    config: Arc<str>,
     supervision: Supervision,
     active: Mutex<Active>,
+    /// Held for a whole swap: one at a time.
+    swap_lock: Mutex<()>,
+    /// Set while a swap copies the state: snapshots wait, so that the log it reads stays whole.
+    copying: AtomicBool,
+    standby: Standby,
     last_failure: Mutex<Option<String>>,
-    counters: [AtomicU64; 7],
+    counters: [AtomicU64; 8],
 }
 
 const RECOVERIES: usize = 0;
@@ -128,19 +176,30 @@ const OOM: usize = 3;
 const SWAPS: usize = 4;
 const FAILED_SWAPS: usize = 5;
 const SNAPSHOTS: usize = 6;
+const STANDBY_RECOVERIES: usize = 7;
+
+/// How long a recovery waits for a standby that is being prepared. Its import has its own
+/// deadline, so this is only a bound in case the background thread is gone.
+const STANDBY_WAIT: Duration = Duration::from_secs(10);
 
 impl SwappableGateway {
     /// A gateway built from `config` on an instance of `policy`.
     pub fn new(policy: Policy, config: &str, supervision: Supervision) -> Result<Self> {
         let mut gateway = policy.gateway(config)?;
         let version = gateway.instance().version()?;
-        Ok(SwappableGateway {
-            config: config.to_string(),
+        let journal = Journal::new(gateway.export_state()?);
+        let gw = SwappableGateway {
+            config: config.into(),
             supervision,
-            active: Mutex::new(Active { policy, gateway, version, last_good: None, calls_since_snapshot: 0 }),
+            active: Mutex::new(Active { policy, gateway, version, policy_gen: 0, journal }),
+            swap_lock: Mutex::new(()),
+            copying: AtomicBool::new(false),
+            standby: Standby::new(supervision.standby),
             last_failure: Mutex::new(None),
             counters: Default::default(),
-        })
+        };
+        gw.request_standby(&gw.lock());
+        Ok(gw)
     }
 
     fn lock(&self) -> MutexGuard<'_, Active> {
@@ -153,87 +212,56 @@ impl SwappableGateway {
         self.counters[which].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Replaces the active policy with `new`, carrying the whole state over. The new instance and
-    /// gateway are prepared before the lock is taken; on any error the old policy stays active.
-    pub fn swap(&self, new: Policy) -> Result<SwapReport> {
-        let started = Instant::now();
-        let prepared = new.gateway(&self.config).and_then(|mut gw| gw.instance().version().map(|v| (gw, v)));
-        let (mut gateway, to_version) = prepared.inspect_err(|_| self.count(FAILED_SWAPS))?;
-        let prepare = started.elapsed();
-        let mut active = self.lock();
-        let locked = Instant::now();
-        let snapshot = match active.gateway.export_state() {
-            Ok(s) => s,
-            Err(e) => {
-                self.count(FAILED_SWAPS);
-                if e.breaks_instance() {
-                    self.recover(&mut active, &e);
-                }
-                return Err(e);
-            }
-        };
-        if let Err(e) = gateway.import_state(&snapshot) {
-            self.count(FAILED_SWAPS);
-            return Err(e);
-        }
-        let from_digest = active.policy.digest().to_hex().to_string();
-        let old = std::mem::replace(
-            &mut *active,
-            Active { policy: new, gateway, version: to_version.clone(), last_good: None, calls_since_snapshot: 0 },
-        );
-        let snapshot_bytes = snapshot.len();
-        active.last_good = Some(snapshot);
-        let to_digest = active.policy.digest().to_hex().to_string();
-        let paused = locked.elapsed();
-        drop(active);
-        self.count(SWAPS);
-        self.count(SNAPSHOTS);
-        Ok(SwapReport {
-            from_version: old.version.clone(),
-            to_version,
-            from_digest,
-            to_digest,
-            snapshot_bytes,
-            prepare,
-            paused,
-        })
+    fn request_standby(&self, active: &Active) {
+        self.standby.request(Job {
+            key: active.standby_key(),
+            policy: active.policy.clone(),
+            config: self.config.clone(),
+            base: active.journal.base.clone(),
+        });
     }
 
-    /// Runs `f` on the active gateway. A failure that breaks the instance triggers a recovery
-    /// and is returned; success may trigger a snapshot.
-    fn with<T>(&self, f: impl FnOnce(&mut Gateway) -> Result<T>) -> Result<T> {
+    /// Runs `f` on the active gateway and, if it succeeds, logs the call (`log`) and may take a
+    /// snapshot. A failure that breaks the instance triggers a recovery and is returned.
+    fn with<T>(&self, f: impl FnOnce(&mut Gateway) -> Result<T>, log: impl FnOnce() -> Option<Call>) -> Result<T> {
         let mut active = self.lock();
-        match f(&mut active.gateway) {
-            Ok(v) => {
-                active.calls_since_snapshot += 1;
-                if active.calls_since_snapshot >= self.supervision.snapshot_every {
+        let result = f(&mut active.gateway);
+        match &result {
+            Err(e) if e.breaks_instance() => self.recover(&mut active, e),
+            Err(_) => {}
+            Ok(_) => {
+                active.journal.extend(log());
+                active.journal.count();
+                if active.journal.due(&self.supervision, self.copying.load(Ordering::SeqCst)) {
                     self.snapshot(&mut active);
                 }
-                Ok(v)
-            }
-            Err(e) => {
-                if e.breaks_instance() {
-                    self.recover(&mut active, &e);
-                }
-                Err(e)
             }
         }
+        result
+    }
+
+    /// [`SwappableGateway::with`] for a call that changes nothing (not logged).
+    fn read<T>(&self, f: impl FnOnce(&mut Gateway) -> Result<T>) -> Result<T> {
+        self.with(f, || None)
     }
 
     fn snapshot(&self, active: &mut Active) {
-        active.calls_since_snapshot = 0;
+        let started = Instant::now();
         match active.gateway.export_state() {
             Ok(s) => {
-                active.last_good = Some(s);
+                active.journal.rebase(s, Some(started.elapsed()));
                 self.count(SNAPSHOTS);
+                self.request_standby(active);
             }
             Err(e) if e.breaks_instance() => self.recover(active, &e),
+            // `export-state` has no error of its own; only a broken instance fails it.
             Err(_) => {}
         }
     }
 
-    /// Replaces a broken instance: same policy, same config, last good snapshot. If even that
-    /// fails, the broken instance stays and the next call tries again.
+    /// Replaces a broken instance: same policy, same config, last good snapshot; the standby if
+    /// it is ready (or being prepared). If even that fails, the broken instance stays and the
+    /// next call tries again.
     fn recover(&self, active: &mut Active, cause: &Error) {
         self.count(match cause {
             Error::Timeout { .. } => TIMEOUTS,
@@ -241,20 +269,36 @@ impl SwappableGateway {
             _ => TRAPS,
         });
         let mut report = format!("{cause}");
-        match active.policy.gateway(&self.config) {
-            Ok(mut fresh) => {
-                if let Some(snapshot) = &active.last_good {
-                    if let Err(e) = fresh.import_state(snapshot) {
+        if let Some(standby) = self.standby.take(active.standby_key(), STANDBY_WAIT) {
+            // The broken instance is dropped on the standby's thread: freeing its memory takes
+            // milliseconds with a large state.
+            self.standby.discard(std::mem::replace(&mut active.gateway, standby));
+            self.count(STANDBY_RECOVERIES);
+            report.push_str("; recovered on a fresh instance (the standby, holding the last snapshot)");
+        } else {
+            match active.policy.gateway(&self.config) {
+                Ok(mut fresh) => {
+                    if let Err(e) = fresh.import_state(&active.journal.base) {
                         report.push_str(&format!("; the last snapshot could not be restored ({e}), state is empty"));
+                        // The empty state becomes the base, so that a swap does not bring the
+                        // unrestorable one back.
+                        if let Ok(empty) = fresh.export_state() {
+                            active.journal.rebase(empty, None);
+                        }
                     }
+                    active.gateway = fresh;
+                    report.push_str("; recovered on a fresh instance");
                 }
-                active.gateway = fresh;
-                active.calls_since_snapshot = 0;
-                self.count(RECOVERIES);
-                report.push_str("; recovered on a fresh instance");
+                Err(e) => {
+                    report.push_str(&format!("; a fresh instance could not be made ({e})"));
+                    *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+                    return;
+                }
             }
-            Err(e) => report.push_str(&format!("; a fresh instance could not be made ({e})")),
         }
+        active.journal.reset();
+        self.count(RECOVERIES);
+        self.request_standby(active);
         *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
     }
 
@@ -263,13 +307,24 @@ impl SwappableGateway {
         let c = |i: usize| self.counters[i].load(Ordering::Relaxed);
         Health {
             recoveries: c(RECOVERIES),
+            standby_recoveries: c(STANDBY_RECOVERIES),
             timeouts: c(TIMEOUTS),
             traps: c(TRAPS),
             oom: c(OOM),
             swaps: c(SWAPS),
             failed_swaps: c(FAILED_SWAPS),
             snapshots: c(SNAPSHOTS),
+            standbys: self.standby.prepared(),
         }
+    }
+
+    /// Waits until the standby for the active policy and the last snapshot is ready, so that a
+    /// recovery takes microseconds. False if it is not within `timeout`, or if none is being
+    /// prepared (standby off, or its preparation failed). For tests, benchmarks and readiness
+    /// checks; calls are not held meanwhile.
+    pub fn wait_for_standby(&self, timeout: Duration) -> bool {
+        let key = self.lock().standby_key();
+        self.standby.ready(key, timeout)
     }
 
     /// The last failure and what the supervisor did about it, in one line.
@@ -297,115 +352,5 @@ impl SwappableGateway {
             FailureMode::Open => format!("loopguard failed open: {e}"),
             FailureMode::Closed => format!("loopguard failed closed, the call is blocked: {e}"),
         }
-    }
-}
-
-/// The guard's calls. Decisions (`check_tool_call`, `check_bot_message`) answer a broken call
-/// with the failure mode; every other call returns the error after recovering.
-impl SwappableGateway {
-    /// Checks a tool call. If the policy breaks, the verdict is the failure mode's: `allow` or
-    /// `block`, with the failure in `message` (also for `allow`, so that it gets logged).
-    pub fn check_tool_call(&self, call: &ToolCall) -> Result<ToolVerdict> {
-        match self.with(|g| g.check_tool_call(call)) {
-            Err(e) if e.breaks_instance() => Ok(ToolVerdict {
-                action: match self.supervision.failure_mode {
-                    FailureMode::Open => ToolAction::Allow,
-                    FailureMode::Closed => ToolAction::Block,
-                },
-                detector: None,
-                count: 0,
-                message: Some(self.failure_message(&e)),
-                notify: true,
-            }),
-            other => other,
-        }
-    }
-
-    /// Checks a bot message. If the policy breaks: fail-open dispatches it, fail-closed
-    /// suppresses this message only (cooldown until its own timestamp + 1 ms).
-    pub fn check_bot_message(&self, message: &BotMessage) -> Result<BotVerdict> {
-        match self.with(|g| g.check_bot_message(message)) {
-            Err(e) if e.breaks_instance() => Ok(match self.supervision.failure_mode {
-                FailureMode::Open => BotVerdict::Allow,
-                FailureMode::Closed => BotVerdict::Suppress(Suppression {
-                    cooldown_until_ms: message.ts_ms.saturating_add(1),
-                    budget: Budget::Pair,
-                }),
-            }),
-            other => other,
-        }
-    }
-
-    /// Records how a tool call ended.
-    pub fn record_tool_outcome(&self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
-        self.with(|g| g.record_tool_outcome(call, outcome))
-    }
-
-    /// Arms the post-compaction guard.
-    pub fn compaction_retried(
-        &self,
-        session: &str,
-        run: Option<&str>,
-        agent: Option<&str>,
-    ) -> Result<CompactionVerdict> {
-        self.with(|g| g.compaction_retried(session, run, agent))
-    }
-
-    /// Forgets a session.
-    pub fn end_session(&self, session: &str) -> Result<()> {
-        self.with(|g| g.end_session(session))
-    }
-
-    /// Applies trace events (JSON Lines); see [`Gateway::apply_events`].
-    pub fn apply_events(&self, events: &str, first_line: u32) -> Result<String> {
-        self.with(|g| g.apply_events(events, first_line))
-    }
-
-    /// Exports the whole state.
-    pub fn export_state(&self) -> Result<Vec<u8>> {
-        self.with(|g| g.export_state())
-    }
-
-    /// Replaces the state with a snapshot (and keeps it as the last good one).
-    pub fn import_state(&self, snapshot: &[u8]) -> Result<()> {
-        let mut active = self.lock();
-        match active.gateway.import_state(snapshot) {
-            Ok(()) => {
-                active.last_good = Some(snapshot.to_vec());
-                active.calls_since_snapshot = 0;
-                Ok(())
-            }
-            Err(e) => {
-                if e.breaks_instance() {
-                    self.recover(&mut active, &e);
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// Counters for metrics.
-    pub fn stats(&self) -> Result<GatewayStats> {
-        self.with(|g| g.stats())
-    }
-
-    /// Counters of the bot and group guards.
-    pub fn bot_stats(&self) -> Result<BotStats> {
-        self.with(|g| g.bot_stats())
-    }
-
-    /// See [`Gateway::start_group_thread`].
-    pub fn start_group_thread(&self, thread: &GroupThread, peer: &str, text: &str) -> Result<GroupStart> {
-        self.with(|g| g.start_group_thread(thread, peer, text))
-    }
-
-    /// See [`Gateway::finish_group_round`].
-    pub fn finish_group_round(&self, thread: &GroupThread, replies: &[GroupReply]) -> Result<GroupStep> {
-        self.with(|g| g.finish_group_round(thread, replies))
-    }
-
-    /// See [`Gateway::cancel_group_thread`].
-    pub fn cancel_group_thread(&self, thread: &GroupThread) -> Result<GroupStep> {
-        self.with(|g| g.cancel_group_thread(thread))
     }
 }

@@ -1,0 +1,135 @@
+//! The guard's calls on a [`SwappableGateway`]: each runs on the active instance and, unless it
+//! only reads, is logged in the journal so that a swap can apply it to the new instance.
+
+use super::journal::Call;
+use super::{FailureMode, SwappableGateway};
+use crate::error::Result;
+use crate::{
+    BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, GatewayStats, GroupReply, GroupStart, GroupStep,
+    GroupThread, OutcomeVerdict, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+};
+
+/// Decisions (`check_tool_call`, `check_bot_message`) answer a broken call with the failure mode;
+/// every other call returns the error after recovering.
+impl SwappableGateway {
+    /// Checks a tool call. If the policy breaks, the verdict is the failure mode's: `allow` or
+    /// `block`, with the failure in `message` (also for `allow`, so that it gets logged).
+    pub fn check_tool_call(&self, call: &ToolCall) -> Result<ToolVerdict> {
+        match self.with(|g| g.check_tool_call(call), || Some(Call::CheckTool(call.clone()))) {
+            Err(e) if e.breaks_instance() => Ok(ToolVerdict {
+                action: match self.supervision.failure_mode {
+                    FailureMode::Open => ToolAction::Allow,
+                    FailureMode::Closed => ToolAction::Block,
+                },
+                detector: None,
+                count: 0,
+                message: Some(self.failure_message(&e)),
+                notify: true,
+            }),
+            other => other,
+        }
+    }
+
+    /// Checks a bot message. If the policy breaks: fail-open dispatches it, fail-closed
+    /// suppresses this message only (cooldown until its own timestamp + 1 ms).
+    pub fn check_bot_message(&self, message: &BotMessage) -> Result<BotVerdict> {
+        match self.with(|g| g.check_bot_message(message), || Some(Call::Bot(message.clone()))) {
+            Err(e) if e.breaks_instance() => Ok(match self.supervision.failure_mode {
+                FailureMode::Open => BotVerdict::Allow,
+                FailureMode::Closed => BotVerdict::Suppress(Suppression {
+                    cooldown_until_ms: message.ts_ms.saturating_add(1),
+                    budget: Budget::Pair,
+                }),
+            }),
+            other => other,
+        }
+    }
+
+    /// Records how a tool call ended.
+    pub fn record_tool_outcome(&self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
+        self.with(|g| g.record_tool_outcome(call, outcome), || Some(Call::Outcome(call.clone(), outcome.clone())))
+    }
+
+    /// Arms the post-compaction guard.
+    pub fn compaction_retried(
+        &self,
+        session: &str,
+        run: Option<&str>,
+        agent: Option<&str>,
+    ) -> Result<CompactionVerdict> {
+        self.with(
+            |g| g.compaction_retried(session, run, agent),
+            || {
+                Some(Call::Compaction {
+                    session: session.into(),
+                    run: run.map(Into::into),
+                    agent: agent.map(Into::into),
+                })
+            },
+        )
+    }
+
+    /// Forgets a session.
+    pub fn end_session(&self, session: &str) -> Result<()> {
+        self.with(|g| g.end_session(session), || Some(Call::EndSession(session.into())))
+    }
+
+    /// Applies trace events (JSON Lines); see [`crate::Gateway::apply_events`].
+    pub fn apply_events(&self, events: &str, first_line: u32) -> Result<String> {
+        self.with(|g| g.apply_events(events, first_line), || Some(Call::Events { events: events.into(), first_line }))
+    }
+
+    /// Exports the whole state.
+    pub fn export_state(&self) -> Result<Vec<u8>> {
+        self.read(|g| g.export_state())
+    }
+
+    /// Replaces the state with a snapshot (and keeps it as the last good one).
+    pub fn import_state(&self, snapshot: &[u8]) -> Result<()> {
+        let mut active = self.lock();
+        match active.gateway.import_state(snapshot) {
+            Ok(()) => {
+                active.journal.rebase(snapshot.to_vec(), None);
+                self.request_standby(&active);
+                Ok(())
+            }
+            Err(e) => {
+                if e.breaks_instance() {
+                    self.recover(&mut active, &e);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Counters for metrics.
+    pub fn stats(&self) -> Result<GatewayStats> {
+        self.read(|g| g.stats())
+    }
+
+    /// Counters of the bot and group guards.
+    pub fn bot_stats(&self) -> Result<BotStats> {
+        self.read(|g| g.bot_stats())
+    }
+
+    /// See [`crate::Gateway::start_group_thread`].
+    pub fn start_group_thread(&self, thread: &GroupThread, peer: &str, text: &str) -> Result<GroupStart> {
+        self.with(
+            |g| g.start_group_thread(thread, peer, text),
+            || Some(Call::GroupStart { thread: thread.clone(), peer: peer.into(), text: text.into() }),
+        )
+    }
+
+    /// See [`crate::Gateway::finish_group_round`].
+    pub fn finish_group_round(&self, thread: &GroupThread, replies: &[GroupReply]) -> Result<GroupStep> {
+        self.with(
+            |g| g.finish_group_round(thread, replies),
+            || Some(Call::GroupFinish { thread: thread.clone(), replies: replies.to_vec() }),
+        )
+    }
+
+    /// See [`crate::Gateway::cancel_group_thread`].
+    pub fn cancel_group_thread(&self, thread: &GroupThread) -> Result<GroupStep> {
+        self.with(|g| g.cancel_group_thread(thread), || Some(Call::GroupCancel(thread.clone())))
+    }
+}

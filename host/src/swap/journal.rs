@@ -1,0 +1,258 @@
+//! The last good snapshot and the calls made since: what the active state is, in a form that
+//! another instance can be brought to.
+//!
+//! Why a journal: exporting and importing a large state takes tens of milliseconds, far too long
+//! to hold every call. But the policy is deterministic (time is an argument, there is no clock
+//! and no randomness in the guest), so the snapshot plus the calls applied since describe the
+//! state exactly. A swap imports the snapshot and applies the logged calls to the new instance
+//! while calls go on, and holds the lock only for the few calls that arrived last (live
+//! migration); a recovery restores the snapshot alone.
+//!
+//! The journal is bounded: a snapshot clears it, and one is taken after
+//! [`Supervision::snapshot_every`] calls (spaced by [`Supervision::snapshot_spacing`]) or as
+//! soon as the logged calls hold more than [`MAX_LOG_BYTES`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::Result;
+use crate::gateway::Gateway;
+use crate::{BotMessage, GroupReply, GroupThread, ToolCall, ToolOutcome};
+
+use super::Supervision;
+
+/// Logged calls beyond this many bytes (inputs copied) force a snapshot, whatever the spacing.
+pub const MAX_LOG_BYTES: usize = 16 << 20;
+
+/// One call that may have changed the state, with its inputs, so that it can be applied again
+/// to another instance. Read-only calls (`stats`, `export-state`, …) are not logged.
+#[derive(Debug, Clone)]
+pub(super) enum Call {
+    CheckTool(ToolCall),
+    Outcome(ToolCall, ToolOutcome),
+    Compaction { session: String, run: Option<String>, agent: Option<String> },
+    EndSession(String),
+    Events { events: String, first_line: u32 },
+    Bot(BotMessage),
+    GroupStart { thread: GroupThread, peer: String, text: String },
+    GroupFinish { thread: GroupThread, replies: Vec<GroupReply> },
+    GroupCancel(GroupThread),
+}
+
+impl Call {
+    /// Applies the call to `gateway` and drops the answer. Only a failure that breaks the instance
+    /// is an error: a policy error (bad input) was the original call's answer too, and it changed
+    /// nothing then either.
+    pub(super) fn apply(&self, gw: &mut Gateway) -> Result<()> {
+        let done = match self {
+            Call::CheckTool(c) => gw.check_tool_call(c).map(drop),
+            Call::Outcome(c, o) => gw.record_tool_outcome(c, o).map(drop),
+            Call::Compaction { session, run, agent } => {
+                gw.compaction_retried(session, run.as_deref(), agent.as_deref()).map(drop)
+            }
+            Call::EndSession(session) => gw.end_session(session),
+            Call::Events { events, first_line } => gw.apply_events(events, *first_line).map(drop),
+            Call::Bot(m) => gw.check_bot_message(m).map(drop),
+            Call::GroupStart { thread, peer, text } => gw.start_group_thread(thread, peer, text).map(drop),
+            Call::GroupFinish { thread, replies } => gw.finish_group_round(thread, replies).map(drop),
+            Call::GroupCancel(thread) => gw.cancel_group_thread(thread).map(drop),
+        };
+        match done {
+            Err(e) if e.breaks_instance() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// What the call's copy costs in memory, roughly: its text plus a fixed overhead.
+    fn bytes(&self) -> usize {
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let call = |c: &ToolCall| {
+            c.session.len() + c.tool.len() + c.args_json.len() + opt(&c.run) + opt(&c.agent) + opt(&c.call_id)
+        };
+        let thread =
+            |t: &GroupThread| t.channel.len() + t.account.len() + t.conversation.len() + opt(&t.thread) + t.root.len();
+        let text = match self {
+            Call::CheckTool(c) => call(c),
+            Call::Outcome(c, ToolOutcome::Returned(o) | ToolOutcome::Threw(o)) => call(c) + o.len(),
+            Call::Compaction { session, run, agent } => session.len() + opt(run) + opt(agent),
+            Call::EndSession(session) => session.len(),
+            Call::Events { events, .. } => events.len(),
+            Call::Bot(m) => {
+                m.channel.len()
+                    + m.account.len()
+                    + m.conversation.len()
+                    + opt(&m.room)
+                    + m.sender.len()
+                    + m.receiver.len()
+                    + opt(&m.event_id)
+            }
+            Call::GroupStart { thread: t, peer, text } => thread(t) + peer.len() + text.len(),
+            Call::GroupFinish { thread: t, replies } => {
+                thread(t) + replies.iter().map(|r| 32 + r.agent.len() + opt(&r.reply)).sum::<usize>()
+            }
+            Call::GroupCancel(t) => thread(t),
+        };
+        text + 128
+    }
+}
+
+/// The last good snapshot and the calls since, with the bookkeeping of the snapshot cadence.
+pub(super) struct Journal {
+    /// The last good snapshot: what a recovery restores, and where a swap starts from.
+    pub base: Arc<Vec<u8>>,
+    /// Bumped whenever `base` is replaced (a standby is prepared for one base).
+    pub base_gen: u64,
+    /// Bumped whenever the active state stops being `base` + the logged calls as an earlier
+    /// reader saw them (a new base, a recovery, an import): a copy made from an older lineage is
+    /// no longer a copy.
+    pub lineage: u64,
+    calls: Vec<Arc<Call>>,
+    bytes: usize,
+    /// Successful calls (logged or not) since the last snapshot.
+    since_snapshot: u32,
+    /// When the last snapshot was taken and how long its export held the calls.
+    last: Option<(Instant, Duration)>,
+}
+
+impl Journal {
+    /// A journal whose state is `base` (a snapshot taken at start).
+    pub fn new(base: Vec<u8>) -> Self {
+        Journal {
+            base: Arc::new(base),
+            base_gen: 0,
+            lineage: 0,
+            calls: Vec::new(),
+            bytes: 0,
+            since_snapshot: 0,
+            last: None,
+        }
+    }
+
+    /// Logs a call that the active instance completed (`None`: a call that changes nothing).
+    /// Failed calls are not logged: the guest checks its input before it changes anything.
+    pub fn extend(&mut self, call: Option<Call>) {
+        if let Some(call) = call {
+            self.bytes += call.bytes();
+            self.calls.push(Arc::new(call));
+        }
+    }
+
+    /// Counts a successful call.
+    pub fn count(&mut self) {
+        self.since_snapshot = self.since_snapshot.saturating_add(1);
+    }
+
+    /// The logged calls from the `from`-th on (shared, so copying them is cheap).
+    pub fn calls_from(&self, from: usize) -> Vec<Arc<Call>> {
+        self.calls.get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// Whether a snapshot is due: the log is over [`MAX_LOG_BYTES`], or `snapshot_every` calls
+    /// were made and the last snapshot is at least `snapshot_spacing` times its own export time
+    /// ago. Never while a swap copies the state (`swapping`): the swap reads the log.
+    pub fn due(&self, s: &Supervision, swapping: bool) -> bool {
+        if swapping {
+            return false;
+        }
+        if self.bytes > MAX_LOG_BYTES {
+            return true;
+        }
+        if self.since_snapshot < s.snapshot_every {
+            return false;
+        }
+        match self.last {
+            Some((at, took)) => at.elapsed() >= took.saturating_mul(s.snapshot_spacing),
+            None => true,
+        }
+    }
+
+    /// A new base: the log starts over. `exported` is how long the export held the calls
+    /// (`None` for a snapshot that was imported, not exported).
+    pub fn rebase(&mut self, snapshot: Vec<u8>, exported: Option<Duration>) {
+        self.base = Arc::new(snapshot);
+        self.base_gen += 1;
+        if let Some(took) = exported {
+            self.last = Some((Instant::now(), took));
+        }
+        self.reset();
+    }
+
+    /// A new base taken after the first `at` logged calls (exported in `took`, not by the active
+    /// instance): those calls go, the later ones stay.
+    pub fn rebase_at(&mut self, at: usize, snapshot: Vec<u8>, took: Duration) {
+        let kept = self.calls.split_off(at.min(self.calls.len()));
+        self.rebase(snapshot, Some(took));
+        self.since_snapshot = u32::try_from(kept.len()).unwrap_or(u32::MAX);
+        self.bytes = kept.iter().map(|c| c.bytes()).sum();
+        self.calls = kept;
+    }
+
+    /// The state went back to `base` (a recovery): the calls since are gone.
+    pub fn reset(&mut self) {
+        self.lineage += 1;
+        self.calls = Vec::new();
+        self.bytes = 0;
+        self.since_snapshot = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end(session: &str) -> Option<Call> {
+        Some(Call::EndSession(session.into()))
+    }
+
+    fn journal_with(calls: usize) -> Journal {
+        let mut j = Journal::new(b"base".to_vec());
+        for i in 0..calls {
+            j.extend(end(&format!("s{i}")));
+            j.count();
+        }
+        j
+    }
+
+    #[test]
+    fn a_snapshot_is_due_after_snapshot_every_calls() {
+        let s = Supervision { snapshot_every: 3, ..Supervision::default() };
+        assert!(!journal_with(2).due(&s, false));
+        assert!(journal_with(3).due(&s, false));
+        assert!(!journal_with(3).due(&s, true), "never while a swap copies");
+    }
+
+    #[test]
+    fn snapshots_are_spaced_by_their_export_time() {
+        let s = Supervision { snapshot_every: 1, snapshot_spacing: 50, ..Supervision::default() };
+        let mut j = journal_with(0);
+        j.rebase(b"next".to_vec(), Some(Duration::from_secs(1)));
+        j.count();
+        assert!(!j.due(&s, false), "the last export held the calls 1 s: wait 50 s");
+        assert!(j.due(&Supervision { snapshot_spacing: 0, ..s }, false));
+        j.rebase(b"cheap".to_vec(), Some(Duration::ZERO));
+        j.count();
+        assert!(j.due(&s, false));
+    }
+
+    #[test]
+    fn a_large_log_forces_a_snapshot_whatever_the_spacing() {
+        let s = Supervision { snapshot_every: u32::MAX, ..Supervision::default() };
+        let mut j = journal_with(0);
+        j.extend(Some(Call::Events { events: "x".repeat(MAX_LOG_BYTES), first_line: 1 }));
+        assert!(j.due(&s, false));
+    }
+
+    #[test]
+    fn a_new_base_clears_the_log_and_a_mid_log_base_keeps_the_rest() {
+        let mut j = journal_with(5);
+        let lineage = j.lineage;
+        j.rebase_at(2, b"at 2".to_vec(), Duration::ZERO);
+        assert_eq!(j.calls_from(0).len(), 3);
+        assert!(matches!(&*j.calls_from(0)[0], Call::EndSession(s) if s == "s2"));
+        assert_eq!((j.base.as_slice(), j.base_gen, j.since_snapshot), (&b"at 2"[..], 1, 3));
+        assert_ne!(j.lineage, lineage);
+        j.reset();
+        assert!(j.calls_from(0).is_empty());
+        assert_eq!(j.base_gen, 1, "a recovery keeps the base");
+    }
+}
