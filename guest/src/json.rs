@@ -107,7 +107,7 @@ impl From<String> for Text<'_> {
 /// so only the first differing byte needs a look.
 pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     let (x, y) = (a.as_bytes(), b.as_bytes());
-    match x.iter().zip(y).position(|(p, q)| p != q) {
+    match first_difference(x, y) {
         None => x.len().cmp(&y.len()),
         Some(i) => {
             let (p, q) = (x[i], y[i]);
@@ -120,6 +120,25 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
             }
         }
     }
+}
+
+/// The index of the first byte where `x` and `y` differ, within their common length; eight bytes
+/// per step (keys are sorted on every object read).
+fn first_difference(x: &[u8], y: &[u8]) -> Option<usize> {
+    let n = x.len().min(y.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let mut p = [0u8; 8];
+        let mut q = [0u8; 8];
+        p.copy_from_slice(&x[i..i + 8]);
+        q.copy_from_slice(&y[i..i + 8]);
+        let diff = u64::from_le_bytes(p) ^ u64::from_le_bytes(q);
+        if diff != 0 {
+            return Some(i + (diff.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..n).find(|&k| x[k] != y[k])
 }
 
 impl<'a> Json<'a> {
@@ -226,7 +245,13 @@ impl fmt::Display for JsonError {
 
 /// Parses one JSON text (surrounding whitespace allowed).
 pub fn parse(text: &str) -> Result<Json<'_>, JsonError> {
-    let mut p = Parser { s: text.as_bytes(), i: 0, src: text, members: Vec::new(), items: Vec::new() };
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+        src: text,
+        members: Vec::with_capacity(STACK_CAPACITY),
+        items: Vec::with_capacity(STACK_CAPACITY),
+    };
     p.ws();
     let v = p.value(0)?;
     p.ws();
@@ -247,6 +272,10 @@ struct Parser<'a> {
     /// The same for array items.
     items: Vec<Json<'a>>,
 }
+
+/// Initial room in each stack: enough for the tool arguments and results seen in practice, so a
+/// parse allocates its stacks once and never grows them.
+const STACK_CAPACITY: usize = 16;
 
 impl<'a> Parser<'a> {
     fn err(&self, reason: &'static str) -> JsonError {
@@ -509,6 +538,21 @@ mod tests {
         assert_eq!(parse("9007199254740993").unwrap(), Json::Num(9007199254740992.0));
         for bad in ["01", "1.", ".5", "+1", "1e", "-", "NaN", "Infinity"] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cmp_utf16_agrees_with_comparing_utf16_code_units() {
+        let prefix = "a_common_prefix_longer_than_a_word_";
+        let tails = ["", "a", "b", "ab", "\u{FF61}", "\u{1F600}", "\u{E000}", "\u{FFFF}", "\u{10000}", "z\u{1F600}"];
+        for p in ["", "x", prefix] {
+            for a in tails {
+                for b in tails {
+                    let (a, b) = (format!("{p}{a}"), format!("{p}{b}"));
+                    let want = a.encode_utf16().cmp(b.encode_utf16());
+                    assert_eq!(cmp_utf16(&a, &b), want, "{a:?} vs {b:?}");
+                }
+            }
         }
     }
 

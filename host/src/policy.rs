@@ -31,6 +31,11 @@ static ENGINE: OnceLock<Engine> = OnceLock::new();
 fn engine_config() -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
+    // For profiling the policy: `LOOPGUARD_PERFMAP=1 perf record …` names the compiled guest
+    // functions in perf's reports (wasmtime writes /tmp/perf-PID.map).
+    if std::env::var_os("LOOPGUARD_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
 }
 
