@@ -162,12 +162,13 @@ fn main() {
             }
         })
     };
-    let (mut paused, mut replayed, mut tail) = (Vec::new(), 0, 0);
+    let (mut paused, mut held, mut replayed, mut tail) = (Vec::new(), Vec::new(), 0, 0);
     let t = Instant::now();
     for i in 0..SWAPS {
         let next = if i % 2 == 0 { other.clone() } else { real.clone() };
         let r = gw.swap(next).expect("swap under load");
         paused.push(r.paused);
+        held.push(r.held);
         (replayed, tail) = (replayed + r.replayed, tail.max(r.replayed_paused));
     }
     let took = t.elapsed();
@@ -182,6 +183,7 @@ fn main() {
         if d == 0 && sessions == base { "none lost or duplicated" } else { "MISMATCH" },
         stats(paused)
     );
+    println!("  calls held by a swap in all (slices of a slowed-down copy + the switch): {}", stats(held));
     println!("  calls applied to the new instances: {replayed} in all, at most {tail} per swap with the lock held");
     assert_eq!((d, sessions), (0, base), "a decision was lost or duplicated across swaps");
 

@@ -201,3 +201,67 @@ fn swaps_while_typed_calls_run_change_no_answer() {
         assert_eq!(got, want, "answer {i} differs after {swaps} swaps");
     }
 }
+
+/// Polls that make no progress, each with its outcome, in one session, which then ends.
+fn polling_session(gw: &SwappableGateway, session: &str) -> Vec<String> {
+    let poll = ToolCall {
+        session: session.into(),
+        tool: "process".into(),
+        args_json: r#"{"action":"poll","sessionId":"build-7"}"#.into(),
+        run: None,
+        agent: None,
+        call_id: None,
+    };
+    let running = ToolOutcome::Returned(r#"{"content":[{"type":"text","text":"still running"}]}"#.into());
+    let answers = (0..25)
+        .map(|_| {
+            let v = gw.check_tool_call(&poll).unwrap();
+            gw.record_tool_outcome(&poll, &running).unwrap();
+            format!("{:?} {}", v.action, v.count)
+        })
+        .collect();
+    gw.end_session(session).unwrap();
+    answers
+}
+
+#[test]
+fn swaps_under_calls_made_as_fast_as_possible_change_no_answer() {
+    let config = r#"{"tools":{"loopDetection":{"enabled":true}},"channels":{"discord":{"allowBots":true}}}"#;
+    let reference = polling_session(&SwappableGateway::new(real(), config, Supervision::default()).unwrap(), "ref");
+    let gw = Arc::new(SwappableGateway::new(real(), config, Supervision::default()).unwrap());
+    // Some state, so that importing the snapshot takes a while and calls pile up meanwhile.
+    let pairs: String = (0..30_000)
+        .map(|p| {
+            format!(
+                "{{\"kind\":\"bot_message\",\"channel\":\"discord\",\"account\":\"a\",\"conversation\":\"c{}\",\"sender\":\"x{p}\",\"receiver\":\"y{p}\",\"ts_ms\":{}}}\n",
+                p % 100,
+                1_000 + p
+            )
+        })
+        .collect();
+    gw.apply_events(&pairs, 1).unwrap();
+    gw.import_state(&gw.export_state().unwrap()).unwrap();
+    let policies = [hostile(), real()];
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = {
+        let (gw, stop, reference) = (gw.clone(), stop.clone(), reference.clone());
+        std::thread::spawn(move || {
+            let (mut sessions, mut differ) = (0, 0);
+            while !stop.load(Ordering::SeqCst) {
+                differ += usize::from(polling_session(&gw, &format!("load:{sessions}")) != reference);
+                sessions += 1;
+            }
+            (sessions, differ)
+        })
+    };
+    let mut reports = Vec::new();
+    for i in 0..6 {
+        reports.push(gw.swap(policies[i % 2].clone()).unwrap());
+    }
+    stop.store(true, Ordering::SeqCst);
+    let (sessions, differ) = load.join().unwrap();
+    let replayed: usize = reports.iter().map(|r| r.replayed).sum();
+    assert!(sessions > 0 && replayed > 0, "{sessions} sessions, {replayed} calls replayed: the test proves nothing");
+    assert_eq!(differ, 0, "{differ} of {sessions} polling loops decided differently: {reports:?}");
+    assert_eq!(gw.stats().unwrap().sessions, 0, "every load session was ended");
+}

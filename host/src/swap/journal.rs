@@ -147,6 +147,17 @@ impl Journal {
         self.calls.get(from..).unwrap_or_default().to_vec()
     }
 
+    /// The logged calls from the `from`-th, at most `n`.
+    pub fn calls_between(&self, from: usize, n: usize) -> Vec<Arc<Call>> {
+        let from = from.min(self.calls.len());
+        self.calls[from..].iter().take(n).cloned().collect()
+    }
+
+    /// Calls logged since the base.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
     /// Whether a snapshot is due: the log is over [`MAX_LOG_BYTES`], or `snapshot_every` calls
     /// were made and the last snapshot is at least `snapshot_spacing` times its own export time
     /// ago. Never while a swap copies the state (`swapping`): the swap reads the log.

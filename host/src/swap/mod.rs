@@ -47,7 +47,7 @@ mod journal;
 mod migrate;
 mod standby;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -135,8 +135,12 @@ pub struct SwapReport {
     pub replayed_paused: usize,
     /// Preparing the new instance (no lock held): instantiate, `create`, import, replay.
     pub prepare: Duration,
-    /// The last calls and the switch, with the lock held: how long calls waited.
+    /// The longest time calls waited for the swap in one go (the last calls and the switch, or
+    /// a slice of a slowed-down copy).
     pub paused: Duration,
+    /// All the time the swap held the calls (more than `paused` only if the copy was slowed
+    /// down in slices, under a load it could not catch up with).
+    pub held: Duration,
 }
 
 struct Active {
@@ -164,6 +168,10 @@ pub struct SwappableGateway {
     swap_lock: Mutex<()>,
     /// Set while a swap copies the state: snapshots wait, so that the log it reads stays whole.
     copying: AtomicBool,
+    /// Set while a swap waits for the lock: calls let it go first (see [`SwappableGateway::lock_first`]).
+    wanted: AtomicBool,
+    /// Calls that may still take the lock while a swap slows them down (`i64::MAX`: no limit).
+    tokens: AtomicI64,
     standby: Standby,
     last_failure: Mutex<Option<String>>,
     counters: [AtomicU64; 8],
@@ -194,6 +202,8 @@ impl SwappableGateway {
             active: Mutex::new(Active { policy, gateway, version, policy_gen: 0, journal }),
             swap_lock: Mutex::new(()),
             copying: AtomicBool::new(false),
+            wanted: AtomicBool::new(false),
+            tokens: AtomicI64::new(i64::MAX),
             standby: Standby::new(supervision.standby),
             last_failure: Mutex::new(None),
             counters: Default::default(),
@@ -203,9 +213,28 @@ impl SwappableGateway {
     }
 
     fn lock(&self) -> MutexGuard<'_, Active> {
+        while self.wanted.load(Ordering::Acquire) || self.tokens.load(Ordering::Acquire) <= 0 {
+            std::thread::yield_now();
+        }
+        let active = self.locked();
+        self.tokens.fetch_sub(1, Ordering::AcqRel);
+        active
+    }
+
+    fn locked(&self) -> MutexGuard<'_, Active> {
         // A panic while holding the lock leaves a consistent `Active` (every field is replaced
         // whole), so a poisoned lock is still usable.
         self.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The lock, ahead of the calls waiting for it. The mutex is not fair: a thread that makes
+    /// calls back to back takes it again before a woken waiter runs, so a swap could wait for as
+    /// long as the calls keep coming. Calls yield while a swap wants the lock.
+    fn lock_first(&self) -> MutexGuard<'_, Active> {
+        self.wanted.store(true, Ordering::Release);
+        let active = self.locked();
+        self.wanted.store(false, Ordering::Release);
+        active
     }
 
     fn count(&self, which: usize) {
