@@ -12,7 +12,7 @@
 //! the calls left in slices of about 5 ms with the lock held, and between two slices lets through
 //! half as many calls as a slice applied (at most for 1 ms), until the rest fits in one slice
 //! (live migration's "auto-converge"): every call waits at most about one slice. Should
-//! even that not catch up within a second, the lock takes whichever is quicker, the calls left or
+//! even that not catch up within 5 s, the lock takes whichever is quicker, the calls left or
 //! a copy of the whole state (stop and copy, the old way), so a swap never holds the calls much
 //! longer than an export and an import.
 
@@ -34,7 +34,7 @@ const SLICE_HOLD: Duration = Duration::from_millis(5);
 /// How long calls go through between two slices at most (less once they used their tokens).
 const SLICE_GAP: Duration = Duration::from_millis(1);
 /// How long calls may be slowed down before the lock is taken for good.
-const MAX_SLOWDOWN: Duration = Duration::from_secs(1);
+const MAX_SLOWDOWN: Duration = Duration::from_secs(5);
 
 /// Clears the `copying` flag however a swap ends.
 struct Copying<'a>(&'a AtomicBool);

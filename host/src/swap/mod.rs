@@ -8,24 +8,29 @@
 //! milliseconds, and every call waits while the lock is held. So a [`SwappableGateway`] serves
 //! every call from the active instance behind a mutex, and keeps, besides it:
 //!
-//! - a *journal*: the last good snapshot and a copy of every call applied since. The policy is
+//! - a *journal*: the last good snapshot and a copy of every call applied since (calls that
+//!   fail are not logged: the guest checks its input before it changes anything). The policy is
 //!   deterministic (time is an argument; no clock, no randomness), so the two describe the active
 //!   state exactly. A snapshot is taken after [`Supervision::snapshot_every`] successful calls,
-//!   spaced by its cost ([`Supervision::snapshot_spacing`]), or when the logged calls pass
-//!   16 MiB; it is the active instance's export, so those calls wait for it.
+//!   spaced by its cost ([`Supervision::snapshot_spacing`]), or as soon as the logged calls pass
+//!   16 MiB; it is the active instance's export, so the calls wait for it, except for one that
+//!   falls due during a swap: that one is exported from the new instance before the switch.
 //! - a *standby*: a fresh instance of the same policy with the last snapshot already imported,
 //!   prepared on a background thread after each new snapshot, recovery and swap
-//!   ([`Supervision::standby`]). At most one exists.
+//!   ([`Supervision::standby`]). At most one exists; it costs one more instance's memory and one
+//!   import per snapshot on that thread.
 //!
 //! Then:
 //!
 //! - [`SwappableGateway::swap`] prepares the new instance *without* the lock: instantiate,
-//!   `create`, import the last snapshot, apply the logged calls, again for those that arrived
+//!   `create`, import the last snapshot, apply the logged calls, then those that arrived
 //!   meanwhile (live migration). Under the lock it applies the last few calls and switches, so
-//!   calls wait for microseconds to a few milliseconds, whatever the size of the state. Calls in
-//!   flight finish on the old instance; if anything fails, the old instance stays active and the
-//!   error is returned. With the same module the new state is exactly the old one; with another
-//!   version it is the snapshot imported plus what the new version makes of the same calls.
+//!   calls wait for microseconds to a few milliseconds, whatever the size of the state. If the
+//!   calls come faster than they can be applied, the swap slows them down in short slices
+//!   instead (see `migrate.rs`). Calls in flight finish on the old instance; if anything fails,
+//!   the old instance stays active and the error is returned. With the same module the new state
+//!   is exactly the old one; with another version it is the snapshot imported plus what the new
+//!   version makes of the same calls.
 //! - A call that traps, times out or runs out of memory drops the broken instance and switches
 //!   to the standby (or, when none is ready, waits for the one being prepared, or instantiates
 //!   the same policy again and imports the last snapshot itself), and answers with the
@@ -214,7 +219,8 @@ impl SwappableGateway {
 
     fn lock(&self) -> MutexGuard<'_, Active> {
         while self.wanted.load(Ordering::Acquire) || self.tokens.load(Ordering::Acquire) <= 0 {
-            std::thread::yield_now();
+            // Sleep rather than spin: on a busy machine the swap needs this core.
+            std::thread::sleep(Duration::from_micros(50));
         }
         let active = self.locked();
         self.tokens.fetch_sub(1, Ordering::AcqRel);
