@@ -163,6 +163,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Command> {
                 } else {
                     FailureMode::Open
                 },
+                // A one-shot replay does not need microsecond recoveries, and the standby's
+                // background imports would compete with it for the CPU.
+                standby: false,
                 ..Supervision::default()
             };
             let swap = match (number("--swap-at")?, flag("--swap-to")) {
