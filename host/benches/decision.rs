@@ -18,36 +18,7 @@ use loopguard_policy::gateway::Gateway as Native;
 use loopguard_policy::json;
 use loopguard_policy::tool_loop::{Outcome, ToolCall as NativeCall};
 
-const CONFIG: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
-const SESSIONS: usize = 1_000;
-const HISTORY: usize = 30;
-const TOOLS: [&str; 6] = ["read", "exec", "grep", "edit", "web_fetch", "process"];
-
-/// One realistic call: ~300 bytes of arguments and a result of a few hundred bytes.
-struct Event {
-    session: String,
-    tool: &'static str,
-    args: String,
-    result: String,
-}
-
-fn event(session: usize, step: usize) -> Event {
-    let tool = TOOLS[step % TOOLS.len()];
-    let args = format!(
-        r#"{{"path":"/home/dev/projects/service-{session}/src/module_{step}/handler.rs","command":"cargo test -p service-{session} --lib module_{step}::tests -- --nocapture","cwd":"/home/dev/projects/service-{session}","timeout_ms":120000,"env":{{"RUST_LOG":"debug","CI":"false"}},"step":{step}}}"#
-    );
-    let result = format!(
-        r#"{{"content":[{{"type":"text","text":"running 12 tests\ntest module_{step}::tests::parses ... ok\ntest module_{step}::tests::rejects_empty ... ok\ntest module_{step}::tests::round_trips ... FAILED\n\nfailures:\n---- module_{step}::tests::round_trips stdout ----\nassertion failed: left == right (session {session})\n\ntest result: FAILED. 11 passed; 1 failed"}}],"exitCode":101,"durationMs":{}}}"#,
-        1_000 + step * 7
-    );
-    Event { session: format!("agent:main:session-{session}"), tool, args, result }
-}
-
-/// The events the benchmark cycles through: per session, the 30 that filled its history
-/// (repeating them is what a working agent does: re-read, re-run, re-edit).
-fn events() -> Vec<Event> {
-    (0..HISTORY).flat_map(|step| (0..SESSIONS).map(move |s| event(s, step))).collect()
-}
+use loopguard_tests::workload::{events, Event, CONFIG};
 
 fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
     let call = ToolCall {

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod hostile;
 pub mod wave;
+pub mod workload;
 
 pub use hostile::hostile_wasm;
 
