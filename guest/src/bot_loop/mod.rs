@@ -12,7 +12,8 @@
 //! When both are in cooldown the later deadline is reported (stage D). Suppression is a value,
 //! not an error; the host passes the clock (usually the platform's event timestamp, so events
 //! may arrive out of order). State is bounded: pairs and burst buckets live in
-//! [`BoundedMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]).
+//! [`BoundedMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]); a pair is kept
+//! packed, 8 bytes per event ([`packed`]).
 //!
 //! ```
 //! use loopguard_policy::bot_loop::{BotDecision, BotFacts, BotGuard, Budget, PairSettings};
@@ -29,6 +30,7 @@
 
 pub mod burst;
 pub mod key;
+pub mod packed;
 pub mod pair;
 pub mod settings;
 mod snapshot;
@@ -39,13 +41,15 @@ mod tests;
 mod tests_burst;
 #[cfg(test)]
 mod tests_memory;
+#[cfg(test)]
+mod tests_packed;
 
 pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef};
 
 use crate::store::BoundedMap;
 use burst::{BurstEntry, BurstEvent};
 use key::KeyDigest;
-use pair::{Event, PairEntry};
+use packed::PackedPair;
 
 /// The opportunistic prune runs at most once per this much event time.
 pub const PRUNE_INTERVAL_MS: i64 = 60_000;
@@ -108,7 +112,7 @@ pub enum BotDecision {
 /// The process-wide guard: every channel and account shares it, kept apart by the key.
 #[derive(Debug, Clone)]
 pub struct BotGuard {
-    pairs: BoundedMap<KeyDigest, PairEntry>,
+    pairs: BoundedMap<KeyDigest, PackedPair>,
     bursts: BoundedMap<KeyDigest, BurstEntry>,
     next_prune_at: i64,
     /// Evictions counted before the last [`BotGuard::restore`].
@@ -129,58 +133,50 @@ impl BotGuard {
     /// Records one bot message and decides (spec §2.4 `recordAndCheck`, with §2.5 and stage D).
     pub fn record_and_check(&mut self, facts: &BotFacts, settings: &PairSettings) -> BotDecision {
         let ids_missing = [facts.scope, facts.conversation, facts.sender, facts.receiver].iter().any(|s| s.is_empty());
-        if !settings.enabled
+        let bypass = !settings.enabled
             || ids_missing
-            || facts.sender == facts.receiver
             || settings.max_events_per_window <= 0
             || settings.window_ms <= 0
-            || settings.cooldown_ms <= 0
-        {
+            || settings.cooldown_ms <= 0;
+        // The pair's ids in key order, `None` for a self pair.
+        let Some(ids) = key::ordered_pair(facts.sender, facts.receiver).filter(|_| !bypass) else {
             return BotDecision::Allow;
-        }
+        };
         let now = facts.now_ms;
         if now >= self.next_prune_at {
             self.prune(now);
         }
-        let id = key::event_id_digest(facts.event_id);
-        let pair_key = key::pair_key(facts.scope, facts.conversation, facts.sender, facts.receiver);
+        let tag = key::event_tag(facts.event_id);
+        let pair_key = key::ordered_pair_key(facts.scope, facts.conversation, ids);
         let window_ms = settings.window_ms;
-        let pair = self.pairs.entry_or_insert_with(&pair_key, || PairEntry::new(window_ms));
-        pair.window_ms = window_ms;
+        let pair = self.pairs.entry_or_insert_with_copy(pair_key, || PackedPair::new(window_ms));
+        pair.set_window(window_ms);
         pair.drop_expired(now, window_ms);
-        let replay = pair.holds_id(id);
+        let replay = pair.holds_tag(tag);
 
-        // The burst budget records before the pair cooldown check (stage C).
-        let burst = self.record_burst(facts, settings, id);
-        // Re-borrow: recording the burst may not evict the pair, it lives in another map.
-        let Some(pair) = self.pairs.get_mut(&pair_key) else {
-            return later_of(None, burst);
-        };
+        // The burst budget records before the pair cooldown check (stage C). It lives in another
+        // map, so recording it cannot evict this pair.
+        let burst = record_burst(&mut self.bursts, facts, settings);
         if let Some(until) = pair.cooldown_at(now) {
             return later_of(Some(until), burst);
         }
         if replay {
             return later_of(None, burst);
         }
-        let tripped = pair.record(Event { ts: now, id }, settings.max_events_per_window, settings.cooldown_ms);
+        let tripped = pair.record(now, tag, settings.max_events_per_window, settings.cooldown_ms);
         later_of(tripped, burst)
-    }
-
-    /// Spec §2.5: the burst deadline if the burst budget suppresses this event.
-    fn record_burst(&mut self, facts: &BotFacts, settings: &PairSettings, id: u64) -> Option<i64> {
-        let limit = settings.max_conversation_bot_events.filter(|&n| n > 0)?;
-        let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
-        let event = BurstEvent { ts: facts.now_ms, sender: key::sender_digest(facts.sender), id };
-        self.bursts.entry_or_insert_with(&key, BurstEntry::default).record(event, limit, settings.cooldown_ms)
     }
 
     /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries.
     fn prune(&mut self, now: i64) {
         self.next_prune_at = now.saturating_add(PRUNE_INTERVAL_MS);
-        self.pairs.retain(|_, entry| {
-            let window = entry.window_ms;
-            entry.drop_expired(now, window);
-            !entry.is_idle(now)
+        self.pairs.retain(|_, pair| {
+            pair.drop_expired(now, pair.window_ms());
+            if pair.is_idle(now) {
+                return false;
+            }
+            pair.shrink();
+            true
         });
         self.bursts.retain(|_, entry| {
             entry.drop_expired(now);
@@ -202,6 +198,19 @@ impl BotGuard {
     pub fn evicted(&self) -> u64 {
         self.evicted_before.saturating_add(self.pairs.evicted())
     }
+}
+
+/// Spec §2.5: the burst deadline if the burst budget suppresses this event.
+fn record_burst(
+    bursts: &mut BoundedMap<KeyDigest, BurstEntry>,
+    facts: &BotFacts,
+    settings: &PairSettings,
+) -> Option<i64> {
+    let limit = settings.max_conversation_bot_events.filter(|&n| n > 0)?;
+    let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
+    let id = key::event_id_digest(facts.event_id);
+    let event = BurstEvent { ts: facts.now_ms, sender: key::sender_digest(facts.sender), id };
+    bursts.entry_or_insert_with(&key, BurstEntry::default).record(event, limit, settings.cooldown_ms)
 }
 
 /// Stage D: the later of the two deadlines; the burst budget is reported only when its deadline

@@ -2,8 +2,13 @@
 //!
 //! Why a log and not a counter: events arrive with the platform's timestamps, out of order, and
 //! the spec counts only events at or before "now" while keeping future-dated ones. A log of
-//! `(ts, id)` items answers all of that exactly; at the default budget it holds at most 21 items
-//! of 16 bytes, because the item that trips the pair wipes the window.
+//! `(ts, id)` items answers all of that exactly; at the default budget it holds at most 20 items,
+//! because the item that would be the 21st trips the pair and wipes the window.
+//!
+//! [`PairEntry`] is the plain form of a pair: what a snapshot holds, and the rules written the way
+//! the spec states them. The guard keeps its pairs packed ([`super::packed::PackedPair`], 8 bytes
+//! per event instead of 16); the packed form runs the common cases itself and hands everything
+//! unusual to these rules, which also serve as the reference its tests compare against.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +17,9 @@ use serde::{Deserialize, Serialize};
 pub struct Event {
     /// The event's `now` (ms).
     pub ts: i64,
-    /// [`super::key::event_id_digest`] of its id, 0 when it had none.
+    /// The event id's tag ([`super::key::event_tag`]), 0 when it had none. Snapshots written
+    /// before pairs were packed hold the id's 64-bit blake3 digest here; they load as
+    /// [`super::packed::tag_of`] that digest.
     pub id: u64,
 }
 
@@ -39,7 +46,6 @@ impl PairEntry {
     pub fn drop_expired(&mut self, now: i64, window_ms: i64) {
         let horizon = now.saturating_sub(window_ms);
         self.events.retain(|e| e.ts > horizon);
-        self.release_if_empty();
     }
 
     /// True when nothing is retained and no cooldown reaches past `now` (prunable, §2.4 step 6).
@@ -47,7 +53,7 @@ impl PairEntry {
         self.events.is_empty() && self.cooldown_until <= now
     }
 
-    /// True when an event with this id digest is retained (future-dated ones included).
+    /// True when an event with this id is retained (future-dated ones included).
     pub fn holds_id(&self, id: u64) -> bool {
         id != 0 && self.events.iter().any(|e| e.id == id)
     }
@@ -61,7 +67,7 @@ impl PairEntry {
     /// Records the event and applies the budget (spec §2.4 step 12). Returns the new cooldown
     /// deadline when this event trips the pair; the tripping event is itself suppressed.
     pub fn record(&mut self, event: Event, max_events: i64, cooldown_ms: i64) -> Option<i64> {
-        self.push(event, max_events);
+        self.events.push(event);
         let now = event.ts;
         let count = self.events.iter().filter(|e| e.ts <= now).count();
         if i64::try_from(count).unwrap_or(i64::MAX) <= max_events {
@@ -71,28 +77,7 @@ impl PairEntry {
         self.cooldown_until = now.saturating_add(cooldown_ms);
         // The window restarts: only future-dated events (from reordering) survive the trip.
         self.events.retain(|e| e.ts > now);
-        self.release_if_empty();
         Some(self.cooldown_until)
-    }
-
-    /// Pushes with a growth policy capped at `max + 1` items: the log never needs more unless
-    /// future-dated events pile up, so the default doubling (which also starts at 4) would waste
-    /// up to 11 slots. Most pairs hold one or two events, so growth starts at one slot.
-    fn push(&mut self, event: Event, max_events: i64) {
-        let len = self.events.len();
-        if len == self.events.capacity() {
-            let cap = usize::try_from(max_events).unwrap_or(usize::MAX).saturating_add(1);
-            let room = cap.saturating_sub(len);
-            let grow = if room > 0 { len.max(1).min(room) } else { len.max(1) };
-            self.events.reserve_exact(grow);
-        }
-        self.events.push(event);
-    }
-
-    fn release_if_empty(&mut self) {
-        if self.events.is_empty() && self.events.capacity() > 0 {
-            self.events = Vec::new();
-        }
     }
 }
 
@@ -102,15 +87,6 @@ mod tests {
 
     fn ev(ts: i64) -> Event {
         Event { ts, id: 0 }
-    }
-
-    #[test]
-    fn growth_is_capped_at_max_plus_one() {
-        let mut p = PairEntry::new(60_000);
-        for t in 0..20 {
-            assert_eq!(p.record(ev(t), 20, 60_000), None);
-        }
-        assert_eq!(p.events.capacity(), 21, "1 → 2 → 4 → 8 → 16 → 21, never 32");
     }
 
     #[test]
@@ -124,11 +100,11 @@ mod tests {
     }
 
     #[test]
-    fn emptied_logs_give_their_memory_back() {
+    fn an_emptied_log_is_idle_once_the_cooldown_is_over() {
         let mut p = PairEntry::new(10);
         p.record(ev(0), 5, 10);
         p.drop_expired(10, 10);
-        assert!(p.events.is_empty() && p.events.capacity() == 0);
+        assert!(p.events.is_empty());
         assert!(p.is_idle(10));
     }
 }

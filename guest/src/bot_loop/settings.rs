@@ -176,8 +176,17 @@ fn floor_to_i64(n: f64) -> i64 {
     n.floor() as i64
 }
 
+/// `seconds × 1000`, saturating. Written as a bound check rather than `saturating_mul`, which
+/// wasm32 compiles to a 128-bit multiply call on every message.
 fn seconds_to_ms(seconds: i64) -> i64 {
-    seconds.saturating_mul(1000)
+    const LIMIT: i64 = i64::MAX / 1000;
+    if seconds > LIMIT {
+        i64::MAX
+    } else if seconds < -LIMIT {
+        i64::MIN
+    } else {
+        seconds * 1000
+    }
 }
 
 #[cfg(test)]
@@ -200,6 +209,14 @@ mod tests {
     }
 
     const M: Raw = Missing;
+
+    #[test]
+    fn seconds_to_ms_saturates_like_saturating_mul() {
+        let limit = i64::MAX / 1000;
+        for s in [0, 1, 60, limit - 1, limit, limit + 1, i64::MAX, -1, -limit, -limit - 1, i64::MIN] {
+            assert_eq!(seconds_to_ms(s), s.saturating_mul(1000), "{s}");
+        }
+    }
 
     #[rustfmt::skip]
     #[test]

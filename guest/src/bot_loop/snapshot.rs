@@ -4,11 +4,19 @@
 //! re-instantiated at any time, so the host can carry the state across with a snapshot. The
 //! snapshot is plain data (serde), in least-recently-used-first order so that a restored guard
 //! evicts in the same order the original would have.
+//!
+//! Pairs are written in their plain form ([`PairEntry`]), whatever the guard keeps in memory
+//! ([`PackedPair`]): the snapshot encoding does not depend on the in-memory layout. A hot swap
+//! moves 100,000 pairs, so export serializes the packed pairs as plain entries without building
+//! them ([`PairView`]), and import packs each entry into one exactly sized block and fills a map
+//! sized once.
 
-use serde::{Deserialize, Serialize};
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::burst::BurstEntry;
 use super::key::KeyDigest;
+use super::packed::PackedPair;
 use super::pair::PairEntry;
 use super::BotGuard;
 use crate::store::BoundedMap;
@@ -30,7 +38,7 @@ pub struct BotGuardSnapshot {
 #[derive(Debug, Serialize)]
 pub struct BotGuardSnapshotRef<'a> {
     /// Pair entries by key digest, least recently used first.
-    pub pairs: Vec<(&'a KeyDigest, &'a PairEntry)>,
+    pub pairs: Vec<(&'a KeyDigest, PairView<'a>)>,
     /// Burst buckets by key digest, least recently used first.
     pub bursts: Vec<(&'a KeyDigest, &'a BurstEntry)>,
     /// When the next opportunistic prune may run (event time, ms).
@@ -39,11 +47,41 @@ pub struct BotGuardSnapshotRef<'a> {
     pub evicted: u64,
 }
 
+/// A packed pair, serialized exactly as its [`PairEntry`] would be.
+#[derive(Debug, Clone, Copy)]
+pub struct PairView<'a>(&'a PackedPair);
+
+impl Serialize for PairView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Field for field what `#[derive(Serialize)]` writes for `PairEntry`.
+        let mut entry = serializer.serialize_struct("PairEntry", 4)?;
+        entry.serialize_field("events", &EventsView(self.0))?;
+        entry.serialize_field("window_ms", &self.0.window_ms())?;
+        entry.serialize_field("cooldown_started_at", &self.0.cooldown_started_at())?;
+        entry.serialize_field("cooldown_until", &self.0.cooldown_until())?;
+        entry.end()
+    }
+}
+
+/// A packed pair's events, serialized as `PairEntry::events` (a `Vec<Event>`).
+struct EventsView<'a>(&'a PackedPair);
+
+impl Serialize for EventsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = self.0.len();
+        let mut events = serializer.serialize_seq(Some(len))?;
+        for i in 0..len {
+            events.serialize_element(&self.0.event(i))?;
+        }
+        events.end()
+    }
+}
+
 impl BotGuard {
     /// The state by reference, for writing a snapshot.
     pub fn snapshot_ref(&self) -> BotGuardSnapshotRef<'_> {
         BotGuardSnapshotRef {
-            pairs: self.pairs.ordered_refs(),
+            pairs: self.pairs.ordered_refs().into_iter().map(|(k, p)| (k, PairView(p))).collect(),
             bursts: self.bursts.ordered_refs(),
             next_prune_at: self.next_prune_at,
             evicted: self.evicted(),
@@ -53,7 +91,7 @@ impl BotGuard {
     /// Copies the state out.
     pub fn snapshot(&self) -> BotGuardSnapshot {
         BotGuardSnapshot {
-            pairs: self.pairs.to_ordered(),
+            pairs: self.pairs.ordered_refs().into_iter().map(|(k, p)| (*k, p.unpack())).collect(),
             bursts: self.bursts.to_ordered(),
             next_prune_at: self.next_prune_at,
             evicted: self.evicted(),
@@ -63,7 +101,10 @@ impl BotGuard {
     /// Rebuilds a guard from a snapshot, with a (possibly new) cap; entries beyond it are
     /// evicted least recently used first (and counted in [`BotGuard::evicted`]).
     pub fn restore(snapshot: BotGuardSnapshot, max_pairs: usize) -> Self {
-        let pairs = BoundedMap::from_ordered(max_pairs, snapshot.pairs);
+        // Entries the cap drops are skipped before they are packed.
+        let skip = snapshot.pairs.len().saturating_sub(max_pairs.max(1));
+        let packed = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, PackedPair::pack(&e))).collect();
+        let pairs = BoundedMap::from_ordered(max_pairs, packed);
         let bursts = BoundedMap::from_ordered(max_pairs, snapshot.bursts);
         Self { pairs, bursts, next_prune_at: snapshot.next_prune_at, evicted_before: snapshot.evicted }
     }

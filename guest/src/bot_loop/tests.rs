@@ -305,3 +305,33 @@ fn snapshot_round_trip_continues_identically() {
     run(&mut guard, &s, rest);
     run(&mut restored, &s, rest);
 }
+
+#[test]
+fn snapshot_by_reference_encodes_like_the_owned_snapshot() {
+    let s = settings(3, 60_000, 10_000, Some(3));
+    let mut guard = BotGuard::new(100);
+    let far = 60 * 86_400_000; // a future-dated event this far ahead makes its pair wide
+    run(&mut guard, &s, &[(0, "a>b", Some("e1"), A), (1, "b>a", None, A), (far, "a>c", Some("e2"), A)]);
+    run(&mut guard, &s, &[(2, "c>a", Some("e3"), A), (3, "b>c", None, A)]);
+    let by_ref = postcard::to_allocvec(&guard.snapshot_ref()).unwrap();
+    assert_eq!(by_ref, postcard::to_allocvec(&guard.snapshot()).unwrap());
+    let json = serde_json::to_string(&guard.snapshot_ref()).unwrap();
+    assert_eq!(json, serde_json::to_string(&guard.snapshot()).unwrap());
+}
+
+#[test]
+fn a_snapshot_with_whole_id_digests_loads_its_events() {
+    // Snapshots written before pairs were packed hold each event id's 64-bit blake3 digest. The
+    // events keep their slots; a replay of such an event is not recognised (packed.rs explains).
+    let s = settings(2, 60_000, 10_000, None);
+    let entry = pair::PairEntry {
+        events: vec![pair::Event { ts: 0, id: key::event_id_digest(Some("e1")) }],
+        window_ms: 60_000,
+        cooldown_started_at: 0,
+        cooldown_until: 0,
+    };
+    let snapshot =
+        BotGuardSnapshot { pairs: vec![(key::pair_key("acct", "c1", "a", "b"), entry)], ..Default::default() };
+    let mut guard = BotGuard::restore(snapshot, 100);
+    run(&mut guard, &s, &[(1, "a>b", Some("e2"), A), (2, "a>b", Some("e2"), A), (3, "a>b", Some("e1"), P(10_003))]);
+}
