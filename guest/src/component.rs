@@ -51,6 +51,11 @@ impl GuardGuest for Component {
 struct GatewayResource(RefCell<Core>);
 
 fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
+    check_size(text, path)?;
+    json::parse(text).map_err(|e| PolicyError { path: path.into(), reason: format!("not valid JSON: {e}") })
+}
+
+fn check_size(text: &str, path: &str) -> Result<(), PolicyError> {
     if text.len() > crate::trace::MAX_EVENT_BYTES {
         return Err(PolicyError {
             path: path.into(),
@@ -61,7 +66,7 @@ fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
             ),
         });
     }
-    json::parse(text).map_err(|e| PolicyError { path: path.into(), reason: format!("not valid JSON: {e}") })
+    Ok(())
 }
 
 fn core_call<'a>(c: &'a ToolCall, args: &'a Json<'a>) -> tl::ToolCall<'a> {
@@ -69,6 +74,16 @@ fn core_call<'a>(c: &'a ToolCall, args: &'a Json<'a>) -> tl::ToolCall<'a> {
         session: &c.session,
         tool: &c.tool,
         args,
+        run: c.run.as_deref(),
+        agent: c.agent.as_deref(),
+        call_id: c.call_id.as_deref(),
+    }
+}
+
+fn call_ref(c: &ToolCall) -> tl::CallRef<'_> {
+    tl::CallRef {
+        session: &c.session,
+        tool: &c.tool,
         run: c.run.as_deref(),
         agent: c.agent.as_deref(),
         call_id: c.call_id.as_deref(),
@@ -93,8 +108,16 @@ impl GuestGateway for GatewayResource {
     }
 
     fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
-        let args = parse_json(&call.args_json, "call.args-json")?;
-        let v = self.0.borrow_mut().check_tool_call_text(&core_call(&call, &args), Some(&call.args_json));
+        check_size(&call.args_json, "call.args-json")?;
+        // Plain arguments are fingerprinted straight from their text; the rest are parsed.
+        let fast = self.0.borrow_mut().check_tool_call_fast(&call_ref(&call), &call.args_json);
+        let v = match fast {
+            Some(v) => v,
+            None => {
+                let args = parse_json(&call.args_json, "call.args-json")?;
+                self.0.borrow_mut().check_tool_call_text(&core_call(&call, &args), Some(&call.args_json))
+            }
+        };
         Ok(ToolVerdict {
             action: match v.action {
                 tl::ToolAction::Allow => ToolAction::Allow,
@@ -110,20 +133,20 @@ impl GuestGateway for GatewayResource {
 
     fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
         let mut core = self.0.borrow_mut();
-        let meta = tl::CallRef {
-            session: &call.session,
-            tool: &call.tool,
-            run: call.run.as_deref(),
-            agent: call.agent.as_deref(),
-            call_id: call.call_id.as_deref(),
-        };
+        let meta = call_ref(&call);
         // The check of this call usually came just before with the same text: reuse its facts
         // instead of parsing the arguments again.
         let facts = match core.recall_call(&meta, &call.args_json) {
             Some(f) => f,
             None => {
-                let args = parse_json(&call.args_json, "call.args-json")?;
-                core.call_facts(&call.tool, &args, call.run.as_deref())
+                check_size(&call.args_json, "call.args-json")?;
+                match core.text_call_facts(&call.tool, &call.args_json, call.run.as_deref()) {
+                    Some(f) => f,
+                    None => {
+                        let args = parse_json(&call.args_json, "call.args-json")?;
+                        core.call_facts(&call.tool, &args, call.run.as_deref())
+                    }
+                }
             }
         };
         let value = match &outcome {

@@ -27,6 +27,12 @@ impl Sink for String {
     }
 }
 
+impl Sink for Vec<u8> {
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
 /// Streams text into blake3 through a small buffer (blake3 prefers big updates).
 pub struct Hasher {
     inner: blake3::Hasher,
@@ -226,11 +232,24 @@ pub fn canonical(v: &Json) -> String {
 
 /// `argsHash`: the tool name and the canonical params, one digest.
 pub fn args_digest(tool: &str, params: &Json) -> Digest {
+    let mut h = args_hasher(tool);
+    write_canonical(params, &mut h);
+    h.finish()
+}
+
+/// [`args_digest`] of params whose canonical text is already written
+/// ([`crate::canonical_text`]).
+pub fn args_digest_canonical(tool: &str, canonical: &[u8]) -> Digest {
+    let mut h = args_hasher(tool);
+    h.bytes(canonical);
+    h.finish()
+}
+
+fn args_hasher(tool: &str) -> Hasher {
     let mut h = Hasher::new(tag::ARGS);
     h.bytes(&(tool.len() as u64).to_le_bytes());
     h.put(tool);
-    write_canonical(params, &mut h);
-    h.finish()
+    h
 }
 
 /// The digest of a canonical value under a domain tag.

@@ -78,6 +78,24 @@ impl Gateway {
         session.check_facts(&call.meta(), &facts, settings)
     }
 
+    /// [`Gateway::check_tool_call_text`] straight from the arguments text, without parsing it
+    /// into a tree; `None` (nothing checked, nothing recorded) when the text is outside the
+    /// common case of [`crate::canonical_text`] and the caller must parse it and take the tree
+    /// path, which also reports malformed JSON.
+    pub fn check_tool_call_fast(&mut self, call: &CallRef<'_>, args_text: &str) -> Option<ToolVerdict> {
+        let facts = self.memo.text_facts(call.tool, args_text, call.run)?;
+        self.memo.remember(call.session, call.tool, call.run, args_text, &facts);
+        let settings = self.config.tools.for_agent(call.agent);
+        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
+        Some(session.check_facts(call, &facts, settings))
+    }
+
+    /// The facts of a call from its arguments text without a tree, when the text allows it
+    /// (see [`Gateway::check_tool_call_fast`]).
+    pub fn text_call_facts(&mut self, tool: &str, args_text: &str, run: Option<&str>) -> Option<CallFacts> {
+        self.memo.text_facts(tool, args_text, run)
+    }
+
     /// Records how a tool call ended.
     pub fn record_tool_outcome(&mut self, call: &ToolCall<'_>, outcome: Outcome<'_>) -> OutcomeVerdict {
         self.record_tool_outcome_text(call, None, outcome)

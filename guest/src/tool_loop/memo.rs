@@ -12,7 +12,8 @@
 //! arguments (longer texts are simply not remembered), slots reused round-robin without
 //! reallocating once warm.
 
-use crate::digest::{name_id, Digest};
+use crate::canonical_text::CanonicalText;
+use crate::digest::{args_digest_canonical, name_id, Digest};
 use crate::json::Json;
 
 use super::history::run_scope;
@@ -90,6 +91,7 @@ pub struct CallMemo {
     next: usize,
     names: Vec<(String, u64)>,
     next_name: usize,
+    canonical: CanonicalText,
 }
 
 impl CallMemo {
@@ -144,6 +146,24 @@ impl CallMemo {
             self.next_name = (self.next_name + 1) % NAMES;
         }
         id
+    }
+
+    /// The facts of a call from its arguments text, read without a tree when the text is in
+    /// the common case of [`crate::canonical_text`]; `None` sends the caller to the tree path
+    /// (`update_plan`, whose params are reduced to a shape, always goes there).
+    pub fn text_facts(&mut self, tool: &str, text: &str, run: Option<&str>) -> Option<CallFacts> {
+        if tool == "update_plan" {
+            return None;
+        }
+        let written = self.canonical.write(text)?;
+        let args = args_digest_canonical(tool, written.canonical);
+        let action = written.action.map(Box::from);
+        Some(CallFacts {
+            args,
+            action,
+            tool_id: self.name_id(tool),
+            run: super::history::normalize_run(run).map(|r| self.name_id(r)),
+        })
     }
 
     /// The facts of a call whose params were parsed.

@@ -1,0 +1,442 @@
+//! The canonical form of JSON text, written straight from the text, without a tree.
+//!
+//! Why: a tool call's fingerprint is a hash of its arguments' canonical form (`stableStringify`,
+//! spec/tool-loop.md §1.1). Reading the arguments into a [`Json`](crate::json::Json) tree first,
+//! allocating every object, and then writing the tree back out was the largest part of a
+//! decision. Most arguments are plain JSON as `JSON.stringify` writes it: string literals already
+//! in canonical form, keys without escapes, no duplicate keys. For those, [`CanonicalText`]
+//! copies the text into canonical order in one pass: literals are copied as they are, and each
+//! object's members are moved into key order only when they are not in it already.
+//!
+//! Anything outside that common case makes it **give up** (return `None`): an escape
+//! `JSON.stringify` would not write (`\/`, `\u0041`, surrogates), a key with an escape, a
+//! duplicate key, nesting deeper than [`MAX_DEPTH`], or text that is not JSON at all. The caller
+//! then takes the tree path ([`crate::json::parse`] and [`crate::digest::write_canonical`]),
+//! which has every rule and the exact error messages. Giving up is always correct, so this
+//! module only has to be right about what it accepts; the tests and the `canonical_fingerprint`
+//! fuzz target hold its output to the tree path's, byte for byte.
+
+use std::ops::Range;
+
+use crate::digest::write_number;
+use crate::json::{canonical_escape_len, cmp_utf16, find_special, MAX_DEPTH};
+
+/// One member of an object being written: its key (source range of the key's body, which has
+/// no escapes) and its `"key":value` segment (range in the output).
+#[derive(Debug, Clone)]
+struct Member {
+    /// The key's first eight bytes, big-endian and zero-padded, when they are all ASCII (keys
+    /// cannot hold a NUL byte, so padding sorts a shorter key first); `None` otherwise. Two
+    /// such prefixes that differ order their keys as UTF-16 does, so most comparisons of a
+    /// sort are one integer comparison.
+    prefix: Option<u64>,
+    key: Range<usize>,
+    segment: Range<usize>,
+}
+
+impl Member {
+    fn new(key_text: &[u8], key: Range<usize>, segment: Range<usize>) -> Self {
+        let head = &key_text[..key_text.len().min(8)];
+        let prefix = head.is_ascii().then(|| {
+            let mut b = [0u8; 8];
+            b[..head.len()].copy_from_slice(head);
+            u64::from_be_bytes(b)
+        });
+        Member { prefix, key, segment }
+    }
+}
+
+/// A canonical writer with reusable buffers: once warm, writing allocates nothing.
+#[derive(Debug, Default, Clone)]
+pub struct CanonicalText {
+    out: Vec<u8>,
+    members: Vec<Member>,
+    body: Vec<u8>,
+}
+
+/// What [`CanonicalText::write`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Written<'o, 't> {
+    /// The canonical text.
+    pub canonical: &'o [u8],
+    /// The value of the top-level member `action` when the text is an object with a string
+    /// `action` (what `process` polls and `message` sends are recognised by).
+    pub action: Option<&'t str>,
+}
+
+/// Gives up: the tree path decides.
+struct GiveUp;
+
+type Step = Result<(), GiveUp>;
+
+impl CanonicalText {
+    /// The canonical form of `text`, or `None` when the text is outside the common case (see the
+    /// module docs) and the tree path must decide, errors included.
+    pub fn write<'o, 't>(&'o mut self, text: &'t str) -> Option<Written<'o, 't>> {
+        self.out.clear();
+        self.members.clear();
+        let mut r = Reader { s: text.as_bytes(), src: text, i: 0, action: None };
+        r.ws();
+        r.value(self, 0).ok()?;
+        r.ws();
+        if r.i != r.s.len() {
+            return None;
+        }
+        Some(Written { canonical: &self.out, action: r.action })
+    }
+}
+
+struct Reader<'t> {
+    s: &'t [u8],
+    src: &'t str,
+    i: usize,
+    /// The top-level `action` string, when found.
+    action: Option<&'t str>,
+}
+
+impl<'t> Reader<'t> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        if self.s.get(self.i) == Some(&b) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, w: &mut CanonicalText, depth: usize) -> Step {
+        match self.s.get(self.i) {
+            Some(b'{') => self.object(w, depth + 1),
+            Some(b'[') => self.array(w, depth + 1),
+            Some(b'"') => {
+                let (body, _) = self.string()?;
+                w.out.push(b'"');
+                w.out.extend_from_slice(&self.s[body]);
+                w.out.push(b'"');
+                Ok(())
+            }
+            Some(b't') => self.word(w, b"true"),
+            Some(b'f') => self.word(w, b"false"),
+            Some(b'n') => self.word(w, b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number(w),
+            _ => Err(GiveUp),
+        }
+    }
+
+    fn word(&mut self, w: &mut CanonicalText, word: &[u8]) -> Step {
+        if !self.s[self.i..].starts_with(word) {
+            return Err(GiveUp);
+        }
+        self.i += word.len();
+        w.out.extend_from_slice(word);
+        Ok(())
+    }
+
+    fn array(&mut self, w: &mut CanonicalText, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        self.i += 1;
+        w.out.push(b'[');
+        self.ws();
+        if self.eat(b']') {
+            w.out.push(b']');
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            self.value(w, depth)?;
+            self.ws();
+            if self.eat(b',') {
+                w.out.push(b',');
+            } else if self.eat(b']') {
+                w.out.push(b']');
+                return Ok(());
+            } else {
+                return Err(GiveUp);
+            }
+        }
+    }
+
+    fn object(&mut self, w: &mut CanonicalText, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        self.i += 1;
+        w.out.push(b'{');
+        self.ws();
+        if self.eat(b'}') {
+            w.out.push(b'}');
+            return Ok(());
+        }
+        let base = w.members.len();
+        let body_start = w.out.len();
+        loop {
+            self.ws();
+            if self.s.get(self.i) != Some(&b'"') {
+                return Err(GiveUp);
+            }
+            let (key, escaped) = self.string()?;
+            if escaped {
+                return Err(GiveUp); // keys are compared unescaped: leave escaped ones to the tree
+            }
+            self.ws();
+            if !self.eat(b':') {
+                return Err(GiveUp);
+            }
+            self.ws();
+            if w.out.len() > body_start {
+                w.out.push(b',');
+            }
+            let seg_start = w.out.len();
+            w.out.push(b'"');
+            w.out.extend_from_slice(&self.s[key.clone()]);
+            w.out.extend_from_slice(b"\":");
+            if depth == 1 && &self.s[key.clone()] == b"action" && self.s.get(self.i) == Some(&b'"') {
+                // A top-level string `action` without escapes is its own text; one with
+                // escapes would need decoding, so the tree path handles it.
+                let (body, escaped) = self.string()?;
+                if escaped {
+                    return Err(GiveUp);
+                }
+                w.out.push(b'"');
+                w.out.extend_from_slice(&self.s[body.clone()]);
+                w.out.push(b'"');
+                self.action = Some(&self.src[body]);
+            } else {
+                self.value(w, depth)?;
+            }
+            w.members.push(Member::new(&self.s[key.clone()], key, seg_start..w.out.len()));
+            self.ws();
+            if self.eat(b',') {
+                continue;
+            }
+            if !self.eat(b'}') {
+                return Err(GiveUp);
+            }
+            self.order(w, base, body_start)?;
+            w.members.truncate(base);
+            w.out.push(b'}');
+            return Ok(());
+        }
+    }
+
+    /// Puts the members `base..` (written from `body_start` on) into key order, unless they are
+    /// already in it. Duplicate keys give up (JSON.parse keeps the last; the tree does that).
+    fn order(&self, w: &mut CanonicalText, base: usize, body_start: usize) -> Step {
+        let key = |m: &Member| &self.src[m.key.clone()];
+        let cmp = |a: &Member, b: &Member| match (a.prefix, b.prefix) {
+            (Some(x), Some(y)) if x != y => x.cmp(&y),
+            _ => cmp_utf16(key(a), key(b)),
+        };
+        let members = &mut w.members[base..];
+        if members.windows(2).all(|p| cmp(&p[0], &p[1]).is_lt()) {
+            return Ok(());
+        }
+        members.sort_unstable_by(cmp);
+        if members.windows(2).any(|p| key(&p[0]) == key(&p[1])) {
+            return Err(GiveUp);
+        }
+        w.body.clear();
+        w.body.extend_from_slice(&w.out[body_start..]);
+        w.out.truncate(body_start);
+        for (n, m) in members.iter().enumerate() {
+            if n > 0 {
+                w.out.push(b',');
+            }
+            w.out.extend_from_slice(&w.body[m.segment.start - body_start..m.segment.end - body_start]);
+        }
+        Ok(())
+    }
+
+    /// Reads a string literal and returns the source range of its body, when that body is
+    /// exactly what `JSON.stringify` writes for it (the same test as the tree reader's), and
+    /// whether it has escapes.
+    fn string(&mut self) -> Result<(Range<usize>, bool), GiveUp> {
+        self.i += 1;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            self.i += find_special(&self.s[self.i..]);
+            match self.s.get(self.i) {
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok((start..self.i - 1, escaped));
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    self.canonical_escape()?;
+                }
+                _ => return Err(GiveUp), // unterminated, or a raw control character
+            }
+        }
+    }
+
+    /// Steps over one escape (at its backslash) if `JSON.stringify` would write it so.
+    fn canonical_escape(&mut self) -> Step {
+        self.i += canonical_escape_len(&self.s[self.i..]).ok_or(GiveUp)?;
+        Ok(())
+    }
+
+    fn number(&mut self, w: &mut CanonicalText) -> Step {
+        let start = self.i;
+        self.eat(b'-');
+        match self.s.get(self.i) {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(GiveUp),
+        }
+        let mut plain = true;
+        if self.eat(b'.') {
+            plain = false;
+            if !matches!(self.s.get(self.i), Some(b'0'..=b'9')) {
+                return Err(GiveUp);
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.s.get(self.i) {
+            plain = false;
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.s.get(self.i) {
+                self.i += 1;
+            }
+            if !matches!(self.s.get(self.i), Some(b'0'..=b'9')) {
+                return Err(GiveUp);
+            }
+            self.digits();
+        }
+        let text = &self.src[start..self.i];
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if plain && digits.len() <= 15 {
+            // An integer below 10^15 is exact as a double and JS prints its digits; `-0` is `0`.
+            let text = if digits == "0" { digits } else { text };
+            w.out.extend_from_slice(text.as_bytes());
+            return Ok(());
+        }
+        let n: f64 = text.parse().map_err(|_| GiveUp)?;
+        if !n.is_finite() {
+            return Err(GiveUp); // written as a quoted string: rare, leave it to the tree
+        }
+        write_number(n, &mut w.out);
+        Ok(())
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::canonical;
+    use crate::json::parse;
+
+    /// The tree path's canonical text, or None when the text is not JSON.
+    fn tree(text: &str) -> Option<String> {
+        parse(text).ok().map(|v| canonical(&v))
+    }
+
+    fn fast(text: &str) -> Option<String> {
+        let mut w = CanonicalText::default();
+        w.write(text).map(|r| String::from_utf8(r.canonical.to_vec()).expect("canonical text is UTF-8"))
+    }
+
+    #[test]
+    fn common_arguments_are_written_without_the_tree_and_agree_with_it() {
+        let cases = [
+            r#"{"path":"/a/b.rs","command":"cargo test -- --nocapture","timeout_ms":120000,"env":{"RUST_LOG":"debug","CI":"false"},"step":3}"#,
+            r#" { "b" : [ 1 , 2.50, -0, 1e21, 0.1, -7, 123456789012345678 ] , "a" : { "z" : null , "y" : true , "x" : false } } "#,
+            r#"{"text":"line one\nline \"two\"\t\\ \u001f é 😀"}"#,
+            "\"raw \u{2028} line separator\"",
+            r#"[[],{},[{}],"",0]"#,
+            r#""just a string""#,
+            "-0",
+            "1E+2",
+            "{\"é\":1,\"e\":2,\"😀\":3,\"\u{ffff}\":4}",
+            r#"{"":1," ":2}"#,
+        ];
+        for text in cases {
+            assert_eq!(fast(text), tree(text), "text {text}");
+            assert!(fast(text).is_some(), "the common case gave up: {text}");
+        }
+    }
+
+    #[test]
+    fn keys_sort_by_utf16_code_units_not_bytes() {
+        // U+1F600 is written as the surrogates D83D DE00 in UTF-16, so it sorts before U+FF61,
+        // although its UTF-8 bytes (F0 ..) sort after U+FF61's (EF ..).
+        let text = "{\"\u{FF61}\":2,\"\u{1F600}\":1}";
+        assert_eq!(fast(text).as_deref(), Some("{\"\u{1F600}\":1,\"\u{FF61}\":2}"));
+        assert_eq!(fast(text), tree(text));
+    }
+
+    #[test]
+    fn it_gives_up_where_the_tree_has_rules_of_its_own() {
+        for text in [
+            r#"{"a":1,"a":2}"#,           // duplicate key: the last one wins
+            r#"{"a\n":1}"#,               // escaped key
+            r#""a\/b""#,                  // escape JSON.stringify does not write
+            r#""\u0041""#,                // same
+            r#""\u000A""#,                // upper-case hex
+            r#""\ud83d\ude00""#,          // surrogate pair
+            r#""\ud800""#,                // lone surrogate: removed
+            "1e400",                      // Infinity: written as a string
+            r#"{"action":"po\u0001ll"}"#, // an escaped top-level action
+        ] {
+            assert_eq!(fast(text), None, "text {text}");
+            assert!(tree(text).is_some(), "the tree reads {text}");
+        }
+    }
+
+    #[test]
+    fn it_gives_up_on_text_that_is_not_json() {
+        for text in [
+            "",
+            "{",
+            "[1,]",
+            r#"{"a"}"#,
+            r#"{"a":1,}"#,
+            "01",
+            "1.",
+            "-",
+            "tru",
+            "\"x",
+            "\"\u{1}\"",
+            "[1] 2",
+            "{1:2}",
+            "nul",
+            "1e",
+            "[1 2]",
+            r#"{"a":1 "b":2}"#,
+            &format!("{}1{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1)),
+        ] {
+            assert_eq!(fast(text), None, "text {text:?}");
+            assert_eq!(tree(text), None, "text {text:?}");
+        }
+    }
+
+    #[test]
+    fn the_top_level_action_is_found() {
+        let mut w = CanonicalText::default();
+        assert_eq!(w.write(r#"{"sessionId":"x","action":"poll"}"#).and_then(|r| r.action), Some("poll"));
+        assert_eq!(w.write(r#"{"nested":{"action":"poll"}}"#).and_then(|r| r.action), None);
+        assert_eq!(w.write(r#"{"action":7}"#).and_then(|r| r.action), None);
+        assert_eq!(w.write(r#"["action"]"#).and_then(|r| r.action), None);
+    }
+
+    #[test]
+    fn deep_but_allowed_nesting_agrees_with_the_tree() {
+        let text = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert_eq!(fast(&text), tree(&text));
+        assert!(fast(&text).is_some());
+    }
+}
