@@ -9,7 +9,7 @@
 //! serializer needs, so sorting happens once at parse time. Nesting is limited to [`MAX_DEPTH`]
 //! so that hostile input gets an error instead of exhausting the guest's stack.
 
-use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Deref;
@@ -43,16 +43,45 @@ pub enum Json<'a> {
 /// escapes `JSON.stringify` itself uses, like `\n`), so the reader keeps the body of the literal
 /// as it appeared and the canonical writer copies it instead of scanning and re-escaping every
 /// byte. Strings built in code carry no literal and are escaped when written.
+///
+/// A literal with escapes is decoded only when its text is read: fingerprinting writes the
+/// literal back out and never needs the text, so a tool's multi-kilobyte output is scanned once
+/// and not copied.
 #[derive(Debug, Clone)]
 pub struct Text<'a> {
-    text: Cow<'a, str>,
+    text: Repr<'a>,
     literal: Option<&'a str>,
+}
+
+#[derive(Debug, Clone)]
+enum Repr<'a> {
+    /// No escapes: the text is the literal's body.
+    Borrowed(&'a str),
+    /// Decoded (or built in code).
+    Owned(String),
+    /// A canonical literal with escapes, decoded on first read.
+    Escaped(OnceCell<String>),
 }
 
 impl<'a> Text<'a> {
     /// The string.
     pub fn as_str(&self) -> &str {
-        &self.text
+        match &self.text {
+            Repr::Borrowed(s) => s,
+            Repr::Owned(s) => s,
+            Repr::Escaped(cell) => cell.get_or_init(|| decode_canonical(self.literal.unwrap_or_default())),
+        }
+    }
+
+    /// Whether JavaScript's `trim` would leave the string as it is; from the literal when there
+    /// is one, so that an escaped string need not be decoded.
+    pub fn is_js_trimmed(&self) -> bool {
+        let Some(lit) = self.literal else {
+            let s = self.as_str();
+            return crate::digest::js_trim(s).len() == s.len();
+        };
+        let space = |c: Option<char>| c.is_some_and(crate::digest::is_js_space);
+        !space(first_char(lit)) && !space(last_char(lit))
     }
 
     /// The body of its `JSON.stringify` literal (without quotes), when known.
@@ -64,13 +93,13 @@ impl<'a> Text<'a> {
 impl Deref for Text<'_> {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.text
+        self.as_str()
     }
 }
 
 impl PartialEq for Text<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
+        self.as_str() == other.as_str()
     }
 }
 
@@ -78,26 +107,105 @@ impl Eq for Text<'_> {}
 
 impl PartialEq<str> for Text<'_> {
     fn eq(&self, other: &str) -> bool {
-        *self.text == *other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Text<'_> {
     fn eq(&self, other: &&str) -> bool {
-        *self.text == **other
+        self.as_str() == *other
     }
 }
 
 impl<'a> From<&'a str> for Text<'a> {
     fn from(s: &'a str) -> Self {
-        Text { text: Cow::Borrowed(s), literal: None }
+        Text { text: Repr::Borrowed(s), literal: None }
     }
 }
 
 impl From<String> for Text<'_> {
     fn from(s: String) -> Self {
-        Text { text: Cow::Owned(s), literal: None }
+        Text { text: Repr::Owned(s), literal: None }
     }
+}
+
+/// The length of the escape at the start of `s` (which starts with its backslash) when it is the
+/// one `JSON.stringify` writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, or `\u00xx` in
+/// lower-case hex for a control character without a short form. `None` for any other escape.
+pub fn canonical_escape_len(s: &[u8]) -> Option<usize> {
+    match s.get(1)? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
+        b'u' => {
+            let hex = s.get(2..6)?;
+            let digit = |b: u8| match b {
+                b'0'..=b'9' => Some(b - b'0'),
+                b'a'..=b'f' => Some(b - b'a' + 10),
+                _ => None,
+            };
+            let code = digit(hex[2])? * 16 + digit(hex[3])?;
+            let short = matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
+            (hex[..2] == *b"00" && code < 0x20 && !short).then_some(6)
+        }
+        _ => None,
+    }
+}
+
+/// Decodes the body of a canonical literal (only the escapes of [`canonical_escape_len`]).
+fn decode_canonical(lit: &str) -> String {
+    let bytes = lit.as_bytes();
+    let mut out = String::with_capacity(lit.len());
+    let mut start = 0;
+    while let Some(k) = bytes[start..].iter().position(|&b| b == b'\\') {
+        let at = start + k;
+        out.push_str(&lit[start..at]);
+        let (c, len) = escape_at(bytes, at);
+        out.push(c);
+        start = at + len;
+    }
+    out.push_str(&lit[start..]);
+    out
+}
+
+/// The character of the canonical escape at `at` and its length.
+fn escape_at(bytes: &[u8], at: usize) -> (char, usize) {
+    match bytes.get(at + 1) {
+        Some(b'b') => ('\u{8}', 2),
+        Some(b'f') => ('\u{c}', 2),
+        Some(b'n') => ('\n', 2),
+        Some(b'r') => ('\r', 2),
+        Some(b't') => ('\t', 2),
+        Some(b'u') => {
+            let hex = |b: u8| char::from(b).to_digit(16).unwrap_or(0);
+            let code = bytes.get(at + 4..at + 6).map_or(0, |h| hex(h[0]) * 16 + hex(h[1]));
+            (char::from_u32(code).unwrap_or('\0'), 6)
+        }
+        Some(&c) => (char::from(c), 2),
+        None => ('\\', 1),
+    }
+}
+
+/// The first character a canonical literal body decodes to.
+fn first_char(lit: &str) -> Option<char> {
+    let bytes = lit.as_bytes();
+    match bytes.first()? {
+        b'\\' => Some(escape_at(bytes, 0).0),
+        _ => lit.chars().next(),
+    }
+}
+
+/// The last character a canonical literal body decodes to. An escape ends the body when the
+/// backslash that starts it is preceded by an even number of backslashes (pairs are `\\`).
+fn last_char(lit: &str) -> Option<char> {
+    let bytes = lit.as_bytes();
+    let n = bytes.len();
+    let starts_escape = |at: usize| bytes[..=at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
+    if n >= 2 && bytes[n - 2] == b'\\' && starts_escape(n - 2) {
+        return Some(escape_at(bytes, n - 2).0);
+    }
+    if n >= 6 && bytes[n - 6] == b'\\' && bytes[n - 5] == b'u' && starts_escape(n - 6) {
+        return Some(escape_at(bytes, n - 6).0);
+    }
+    lit.chars().next_back()
 }
 
 /// Orders two strings by UTF-16 code units, as JavaScript's default sort does.
@@ -455,8 +563,22 @@ impl<'a> Parser<'a> {
             // with no quote, backslash or control inside, the text is its own literal.
             self.i += 1;
             let text = &self.src[start..self.i - 1];
-            return Ok(Text { text: Cow::Borrowed(text), literal: Some(text) });
+            return Ok(Text { text: Repr::Borrowed(text), literal: Some(text) });
         }
+        // Escapes, usually only those `JSON.stringify` writes: keep the literal and decode it
+        // when (if ever) the text is read.
+        let mut j = self.i;
+        while self.s.get(j) == Some(&b'\\') {
+            let Some(len) = canonical_escape_len(&self.s[j..]) else { break };
+            j += len;
+            j += find_special(&self.s[j..]);
+            if self.s.get(j) == Some(&b'"') {
+                self.i = j + 1;
+                let literal = &self.src[start..j];
+                return Ok(Text { text: Repr::Escaped(OnceCell::new()), literal: Some(literal) });
+            }
+        }
+        // Anything else (other escapes, errors) is decoded now, by the full rules.
         // Escapes only shorten a string, so the rest of the text bounds its length; reserving
         // that (up to a few KiB) saves the doubling series for the tool output strings carry.
         let mut out = String::with_capacity((self.s.len() - start).min(4096));
@@ -472,7 +594,7 @@ impl<'a> Parser<'a> {
                 Some(b'"') => {
                     self.i += 1;
                     let literal = canonical.then(|| &self.src[start..self.i - 1]);
-                    return Ok(Text { text: Cow::Owned(out), literal });
+                    return Ok(Text { text: Repr::Owned(out), literal });
                 }
                 Some(b'\\') => {
                     self.i += 1;
@@ -588,6 +710,49 @@ mod tests {
                 crate::digest::write_string(&t, &mut escaped);
                 assert_eq!(format!("\"{body}\""), escaped, "{text}");
             }
+        }
+    }
+
+    #[test]
+    fn an_escaped_literal_decodes_to_the_text_json_parse_gives() {
+        for text in [
+            r#""line\nbreak\ttab\r\b\f \" \\ end""#,
+            r#""ctl \u001f \u0000 \u000b and é""#,
+            r#""\\n is a backslash and an n""#,
+            r#""\n""#,
+        ] {
+            let Json::Str(t) = parse(text).unwrap() else { panic!("{text}") };
+            assert!(t.literal().is_some(), "{text}");
+            let want: String = serde_json::from_str(text).unwrap();
+            assert_eq!(t.as_str(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn trimming_is_judged_from_the_literal_as_js_trim_judges_the_text() {
+        for (text, trimmed) in [
+            (r#""plain""#, true),
+            (r#""""#, true),
+            (r#""\nleading newline""#, false),
+            (r#""trailing newline\n""#, false),
+            (r#""trailing tab\t""#, false),
+            (r#""\u000b vertical tab first""#, false),
+            (r#""vertical tab last \u000b""#, false),
+            (r#""\u0001 other control first""#, true),
+            (r#""ends in a backslash and n \\n""#, true),
+            (r#""ends in a backslash \\""#, true),
+            (r#""ends in an escaped quote \"""#, true),
+            (r#""backslash then u000b as text \\u000b""#, true),
+            (r#""three backslashes then a newline \\\n""#, false),
+            ("\"\u{3000}ideographic space\"", false),
+            ("\"byte order mark\u{FEFF}\"", false),
+            ("\"next line \u{85}\"", true),
+            (r#""x""#, true),
+        ] {
+            let Json::Str(t) = parse(text).unwrap() else { panic!("{text}") };
+            let want: String = serde_json::from_str(text).unwrap();
+            assert_eq!(crate::digest::js_trim(&want).len() == want.len(), trimmed, "table entry {text}");
+            assert_eq!(t.is_js_trimmed(), trimmed, "{text}");
         }
     }
 

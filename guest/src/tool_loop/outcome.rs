@@ -163,7 +163,7 @@ impl<'h> ObjWriter<'h> {
 fn write_content_text(result: &Json<'_>, h: &mut Hasher) {
     let mut texts = content_texts(result);
     if let (Some(only), None) = (texts.next(), texts.next()) {
-        if js_trim(only).len() == only.len() {
+        if only.is_js_trimmed() {
             return write_text(only, h);
         }
     }
