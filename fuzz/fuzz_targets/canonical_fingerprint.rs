@@ -1,11 +1,14 @@
 //! Arbitrary bytes as a JSON text: `json::parse`, then the canonical serializer and the digests.
 //! Property: for a value without non-finite numbers, the canonical text parses back to a value
 //! whose canonical text is the same (canonicalization is a fixed point), and so are the digests;
-//! and every string literal the reader keeps as canonical is exactly what escaping its text gives.
+//! every string literal the reader keeps as canonical is exactly what escaping its text gives;
+//! and the tree-less writer (`canonical_text`) either gives up or writes exactly the tree's
+//! canonical text, finds the same top-level `action`, and never accepts text the reader rejects.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use loopguard_policy::digest::{args_digest, canonical, tag, value_digest, write_string};
+use loopguard_policy::canonical_text::CanonicalText;
+use loopguard_policy::digest::{args_digest, args_digest_canonical, canonical, js_trim, tag, value_digest, write_string};
 use loopguard_policy::json::{self, Json, Text};
 
 fn all_finite(v: &Json) -> bool {
@@ -19,9 +22,11 @@ fn all_finite(v: &Json) -> bool {
 
 fn check_literal(t: &Text) {
     if let Some(body) = t.literal() {
+        let trimmed = t.is_js_trimmed();
         let mut escaped = String::new();
         write_string(t, &mut escaped);
         assert_eq!(format!("\"{body}\""), escaped, "a kept literal is not canonical");
+        assert_eq!(trimmed, js_trim(t).len() == t.len(), "trim judged from the literal differs: {body:?}");
     }
 }
 
@@ -39,11 +44,21 @@ fn check_literals(v: &Json) {
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(v) = json::parse(text) else { return };
+    let mut writer = CanonicalText::default();
+    let fast = writer.write(text).map(|w| (w.canonical.to_vec(), w.action.map(str::to_string)));
+    let Ok(v) = json::parse(text) else {
+        assert!(fast.is_none(), "the tree-less writer accepted text the reader rejects: {text:?}");
+        return;
+    };
     check_literals(&v);
     let c = canonical(&v);
     let d = value_digest(tag::RESULT, &v);
     let a = args_digest("exec", &v);
+    if let Some((fast_text, action)) = fast {
+        assert_eq!(fast_text, c.as_bytes(), "tree-less canonical text differs\ninput: {text:?}");
+        assert_eq!(args_digest_canonical("exec", &fast_text), a, "tree-less args digest differs");
+        assert_eq!(action.as_deref(), v.get("action").and_then(Json::as_str), "action differs: {text:?}");
+    }
     if !all_finite(&v) {
         return;
     }

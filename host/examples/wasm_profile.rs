@@ -2,7 +2,8 @@
 //! wasmtime host, ROUNDS times. Under callgrind, two round counts give instructions per decision;
 //! with `LOOPGUARD_PERFMAP=1` the guest's compiled functions have names.
 //!
-//! Run: `cargo run --profile bench -p loopguard-host --example wasm_profile [ROUNDS]`.
+//! Run: `cargo run --profile bench -p loopguard-host --example wasm_profile [ROUNDS [POLICY.wasm]]`
+//! (the embedded policy unless a file is given, to compare two builds of the guest).
 use std::hint::black_box;
 
 use loopguard_host::{Policy, ToolCall, ToolOutcome};
@@ -24,7 +25,10 @@ fn main() {
             (call, ToolOutcome::Returned(e.result))
         })
         .collect();
-    let policy = Policy::embedded().expect("the embedded policy loads");
+    let policy = match std::env::args().nth(2) {
+        Some(path) => Policy::from_file(&path).expect("the policy file loads"),
+        None => Policy::embedded().expect("the embedded policy loads"),
+    };
     let mut gw = policy.gateway(CONFIG).expect("config");
     let start = std::time::Instant::now();
     for _ in 0..rounds {
