@@ -6,6 +6,7 @@
 //
 // Usage: node bench.mjs [--quick]
 import { LoopGuard } from './loopguard.mjs';
+import { defaultPolicy } from './policy.mjs';
 
 const quick = process.argv.includes('--quick');
 const CONFIG = '{"tools":{"loopDetection":{"enabled":true}}}';
@@ -81,4 +82,17 @@ const batched = () => {
 batched();
 const perEvent = timeIt(`applyEvents, ${BATCH} events per batch`, 'event', lines.length * rounds, batched);
 console.log(`${''.padEnd(58)} ${(perEvent * 2).toFixed(2).padStart(7)} µs per decision (call + result events)`);
+
+// The floor under any single call: an empty method call (`stats`) through jco's generated glue,
+// which creates and retires a task object per call whatever the call does. A decision through
+// the hooks is two calls, so this, twice, is the part no policy change can remove.
+const { Gateway } = defaultPolicy.exports.guard;
+const bare = Gateway.create('{}');
+const EMPTY = 100_000;
+const empty = () => {
+  for (let i = 0; i < EMPTY; i++) bare.stats();
+};
+empty();
+timeIt('empty method call through jco (gateway.stats)', 'call', EMPTY, empty);
+bare[Symbol.dispose]?.();
 guard[Symbol.dispose]();
