@@ -201,6 +201,9 @@ fn hand_made_bot_messages_decide_the_same_packed_and_plain() {
     assert_same_state(&mut gws, "bot messages");
 }
 
+/// session, tool, run, agent and call-id lengths of a raw packed call.
+type CallLens = (u32, u32, Option<u32>, Option<u32>, Option<u32>);
+
 /// The path of the policy error a raw packed call returned.
 fn error_path<T: std::fmt::Debug>(r: Result<T>) -> String {
     match r {
@@ -261,7 +264,7 @@ impl Gateway {
 fn bad_lengths_are_errors_naming_the_length_parameter() {
     let policy = policy();
     let mut gw = policy.gateway(r#"{"tools":{"loopDetection":{"enabled":true}}}"#).expect("config");
-    let cases: [(&str, (u32, u32, Option<u32>, Option<u32>, Option<u32>), &str); 6] = [
+    let cases: [(&str, CallLens, &str); 6] = [
         ("s1read{}", (9, 4, None, None, None), "session-len"),
         ("s1read{}", (2, 7, None, None, None), "tool-len"),
         ("s1read{}", (2, 4, Some(3), None, None), "run-len"),
