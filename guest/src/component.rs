@@ -9,6 +9,7 @@ use crate::error::PolicyError as CoreError;
 use crate::gateway::Gateway as Core;
 use crate::group as gr;
 use crate::json::{self, Json};
+use crate::packed::Fields;
 use crate::tool_loop::{self as tl, Outcome};
 use crate::trace;
 
@@ -69,25 +70,46 @@ fn check_size(text: &str, path: &str) -> Result<(), PolicyError> {
     Ok(())
 }
 
-fn core_call<'a>(c: &'a ToolCall, args: &'a Json<'a>) -> tl::ToolCall<'a> {
-    tl::ToolCall {
-        session: &c.session,
-        tool: &c.tool,
-        args,
-        run: c.run.as_deref(),
-        agent: c.agent.as_deref(),
-        call_id: c.call_id.as_deref(),
+/// A tool call with every field borrowed: what the plain and the packed methods share.
+struct CallText<'a> {
+    meta: tl::CallRef<'a>,
+    args_json: &'a str,
+}
+
+impl<'a> CallText<'a> {
+    fn plain(c: &'a ToolCall) -> Self {
+        CallText {
+            meta: tl::CallRef {
+                session: &c.session,
+                tool: &c.tool,
+                run: c.run.as_deref(),
+                agent: c.agent.as_deref(),
+                call_id: c.call_id.as_deref(),
+            },
+            args_json: &c.args_json,
+        }
+    }
+
+    /// Reads session, tool, run, agent and call-id from `f` (the args are what follows).
+    fn packed(f: &mut Fields<'a>, lens: CallLens) -> Result<tl::CallRef<'a>, PolicyError> {
+        Ok(tl::CallRef {
+            session: f.take(lens.session, "session-len")?,
+            tool: f.take(lens.tool, "tool-len")?,
+            run: f.take_opt(lens.run, "run-len")?,
+            agent: f.take_opt(lens.agent, "agent-len")?,
+            call_id: f.take_opt(lens.call_id, "call-id-len")?,
+        })
     }
 }
 
-fn call_ref(c: &ToolCall) -> tl::CallRef<'_> {
-    tl::CallRef {
-        session: &c.session,
-        tool: &c.tool,
-        run: c.run.as_deref(),
-        agent: c.agent.as_deref(),
-        call_id: c.call_id.as_deref(),
-    }
+/// The length parameters of a packed tool call, in `fields` order.
+#[derive(Clone, Copy)]
+struct CallLens {
+    session: u32,
+    tool: u32,
+    run: Option<u32>,
+    agent: Option<u32>,
+    call_id: Option<u32>,
 }
 
 fn detector(d: tl::Detector) -> Detector {
@@ -101,21 +123,26 @@ fn detector(d: tl::Detector) -> Detector {
     }
 }
 
-impl GuestGateway for GatewayResource {
-    fn create(config: String) -> Result<Gateway, PolicyError> {
-        let config = Config::parse(&config).map_err(CoreError::from)?;
-        Ok(Gateway::new(GatewayResource(RefCell::new(Core::new(config)))))
-    }
-
-    fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
-        check_size(&call.args_json, "call.args-json")?;
+/// The decisions behind both the plain and the packed methods, on borrowed fields.
+impl GatewayResource {
+    fn check_call(&self, c: &CallText<'_>) -> Result<ToolVerdict, PolicyError> {
+        check_size(c.args_json, "call.args-json")?;
         // Plain arguments are fingerprinted straight from their text; the rest are parsed.
-        let fast = self.0.borrow_mut().check_tool_call_fast(&call_ref(&call), &call.args_json);
+        let fast = self.0.borrow_mut().check_tool_call_fast(&c.meta, c.args_json);
         let v = match fast {
             Some(v) => v,
             None => {
-                let args = parse_json(&call.args_json, "call.args-json")?;
-                self.0.borrow_mut().check_tool_call_text(&core_call(&call, &args), Some(&call.args_json))
+                let args = parse_json(c.args_json, "call.args-json")?;
+                let m = &c.meta;
+                let call = tl::ToolCall {
+                    session: m.session,
+                    tool: m.tool,
+                    args: &args,
+                    run: m.run,
+                    agent: m.agent,
+                    call_id: m.call_id,
+                };
+                self.0.borrow_mut().check_tool_call_text(&call, Some(c.args_json))
             }
         };
         Ok(ToolVerdict {
@@ -131,33 +158,28 @@ impl GuestGateway for GatewayResource {
         })
     }
 
-    fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
+    /// `outcome` is the result's JSON text, or the error's if `threw`.
+    fn record_outcome(&self, c: &CallText<'_>, outcome: &str, threw: bool) -> Result<OutcomeVerdict, PolicyError> {
         let mut core = self.0.borrow_mut();
-        let meta = call_ref(&call);
+        let meta = &c.meta;
         // The check of this call usually came just before with the same text: reuse its facts
         // instead of parsing the arguments again.
-        let facts = match core.recall_call(&meta, &call.args_json) {
+        let facts = match core.recall_call(meta, c.args_json) {
             Some(f) => f,
             None => {
-                check_size(&call.args_json, "call.args-json")?;
-                match core.text_call_facts(&call.tool, &call.args_json, call.run.as_deref()) {
+                check_size(c.args_json, "call.args-json")?;
+                match core.text_call_facts(meta.tool, c.args_json, meta.run) {
                     Some(f) => f,
                     None => {
-                        let args = parse_json(&call.args_json, "call.args-json")?;
-                        core.call_facts(&call.tool, &args, call.run.as_deref())
+                        let args = parse_json(c.args_json, "call.args-json")?;
+                        core.call_facts(meta.tool, &args, meta.run)
                     }
                 }
             }
         };
-        let value = match &outcome {
-            ToolOutcome::Returned(text) => parse_json(text, "outcome.result")?,
-            ToolOutcome::Threw(text) => parse_json(text, "outcome.error")?,
-        };
-        let o = match outcome {
-            ToolOutcome::Returned(_) => Outcome::Result(&value),
-            ToolOutcome::Threw(_) => Outcome::Error(&value),
-        };
-        let v = core.record_tool_outcome_facts(&meta, &facts, o);
+        let value = parse_json(outcome, if threw { "outcome.error" } else { "outcome.result" })?;
+        let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
+        let v = core.record_tool_outcome_facts(meta, &facts, o);
         drop(core);
         Ok(match v {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
@@ -165,10 +187,84 @@ impl GuestGateway for GatewayResource {
             tl::OutcomeVerdict::Abort { count, message } => OutcomeVerdict::Abort(AbortInfo {
                 detector: Detector::CompactionLoopPersisted,
                 count,
-                tool: call.tool,
+                tool: meta.tool.to_string(),
                 message,
             }),
         })
+    }
+
+    fn check_bot(&self, msg: &trace::BotMessage<'_>) -> Result<BotVerdict, PolicyError> {
+        if msg.ts_ms < 0 {
+            return Err(PolicyError {
+                path: "message.ts-ms".into(),
+                reason: format!("must be a non-negative timestamp in milliseconds, not {}", msg.ts_ms),
+            });
+        }
+        Ok(match self.0.borrow_mut().bot_message(msg) {
+            bl::BotDecision::Allow => BotVerdict::Allow,
+            bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
+                cooldown_until_ms,
+                budget: match budget {
+                    bl::Budget::Pair => Budget::Pair,
+                    bl::Budget::Burst => Budget::Burst,
+                },
+            }),
+        })
+    }
+}
+
+impl GuestGateway for GatewayResource {
+    fn create(config: String) -> Result<Gateway, PolicyError> {
+        let config = Config::parse(&config).map_err(CoreError::from)?;
+        Ok(Gateway::new(GatewayResource(RefCell::new(Core::new(config)))))
+    }
+
+    fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
+        self.check_call(&CallText::plain(&call))
+    }
+
+    fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
+        let (text, threw) = match &outcome {
+            ToolOutcome::Returned(text) => (text.as_str(), false),
+            ToolOutcome::Threw(text) => (text.as_str(), true),
+        };
+        self.record_outcome(&CallText::plain(&call), text, threw)
+    }
+
+    fn check_tool_call_packed(
+        &self,
+        fields: String,
+        session_len: u32,
+        tool_len: u32,
+        run_len: Option<u32>,
+        agent_len: Option<u32>,
+        call_id_len: Option<u32>,
+    ) -> Result<ToolVerdict, PolicyError> {
+        let lens =
+            CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
+        let mut f = Fields::new(&fields);
+        let meta = CallText::packed(&mut f, lens)?;
+        self.check_call(&CallText { meta, args_json: f.rest() })
+    }
+
+    #[allow(clippy::too_many_arguments)] // flat scalars on purpose: see `check-tool-call-packed` in the WIT
+    fn record_tool_outcome_packed(
+        &self,
+        fields: String,
+        session_len: u32,
+        tool_len: u32,
+        run_len: Option<u32>,
+        agent_len: Option<u32>,
+        call_id_len: Option<u32>,
+        args_len: u32,
+        threw: bool,
+    ) -> Result<OutcomeVerdict, PolicyError> {
+        let lens =
+            CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
+        let mut f = Fields::new(&fields);
+        let meta = CallText::packed(&mut f, lens)?;
+        let args_json = f.take(args_len, "args-len")?;
+        self.record_outcome(&CallText { meta, args_json }, f.rest(), threw)
     }
 
     fn compaction_retried(&self, session: String, run: Option<String>, agent: Option<String>) -> CompactionVerdict {
@@ -200,13 +296,7 @@ impl GuestGateway for GatewayResource {
     }
 
     fn check_bot_message(&self, m: BotMessage) -> Result<BotVerdict, PolicyError> {
-        if m.ts_ms < 0 {
-            return Err(PolicyError {
-                path: "message.ts-ms".into(),
-                reason: format!("must be a non-negative timestamp in milliseconds, not {}", m.ts_ms),
-            });
-        }
-        let msg = trace::BotMessage {
+        self.check_bot(&trace::BotMessage {
             channel: &m.channel,
             account: &m.account,
             conversation: &m.conversation,
@@ -215,16 +305,40 @@ impl GuestGateway for GatewayResource {
             receiver: &m.receiver,
             ts_ms: m.ts_ms,
             event_id: m.event_id.as_deref(),
-        };
-        Ok(match self.0.borrow_mut().bot_message(&msg) {
-            bl::BotDecision::Allow => BotVerdict::Allow,
-            bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
-                cooldown_until_ms,
-                budget: match budget {
-                    bl::Budget::Pair => Budget::Pair,
-                    bl::Budget::Burst => Budget::Burst,
-                },
-            }),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // flat scalars on purpose: see `check-bot-message-packed` in the WIT
+    fn check_bot_message_packed(
+        &self,
+        fields: String,
+        channel_len: u32,
+        account_len: u32,
+        conversation_len: u32,
+        room_len: Option<u32>,
+        sender_len: u32,
+        receiver_len: u32,
+        ts_ms: i64,
+        event_id_len: Option<u32>,
+    ) -> Result<BotVerdict, PolicyError> {
+        let mut f = Fields::new(&fields);
+        let channel = f.take(channel_len, "channel-len")?;
+        let account = f.take(account_len, "account-len")?;
+        let conversation = f.take(conversation_len, "conversation-len")?;
+        let room = f.take_opt(room_len, "room-len")?;
+        let sender = f.take(sender_len, "sender-len")?;
+        let receiver = f.take(receiver_len, "receiver-len")?;
+        let event_id = f.take_opt(event_id_len, "event-id-len")?;
+        f.finish()?;
+        self.check_bot(&trace::BotMessage {
+            channel,
+            account,
+            conversation,
+            room: room.unwrap_or(conversation),
+            sender,
+            receiver,
+            ts_ms,
+            event_id,
         })
     }
 

@@ -97,7 +97,7 @@ impl Error {
     }
 }
 
-/// `0.2.x` for 0.2.0, `1.x` for 1.3.0: the versions a host accepts.
+/// `0.3.x` for 0.3.0, `1.x` for 1.3.0: the versions a host accepts.
 fn compatible_range(version: &str) -> String {
     let mut parts = version.split('.');
     match (parts.next(), parts.next()) {

@@ -4,6 +4,16 @@
 //! returns a nested `Result<Result<_, policy-error>, wasmtime::Error>`; a gateway wants
 //! `gateway.check_tool_call(&call)?`. Calls borrow their inputs, so the per-call path allocates
 //! only what the guest returns.
+//!
+//! The three decisions of a gateway's hot path (`check_tool_call`, `record_tool_outcome`,
+//! `check_bot_message`) go through the guest's packed methods (interface 0.3.0): their strings
+//! are packed into one reusable buffer ([`pack`]) and cross the boundary as one string, which
+//! saves a guest allocation and a host-to-guest call per string. The decisions are the plain
+//! methods' (the guest runs the same code for both).
+
+mod pack;
+#[cfg(test)]
+mod tests;
 
 use wasmtime::component::ResourceAny;
 use wasmtime::Store;
@@ -17,11 +27,14 @@ use crate::bindings::loopguard::policy::types::{
 };
 use crate::error::{Error, Result};
 use crate::policy::Instance;
+use pack::Packer;
 
 /// All loop-guard state of one gateway, living inside its own policy instance.
 pub struct Gateway {
     instance: Instance,
     handle: ResourceAny,
+    /// The buffer the packed calls' strings are packed into, kept to be reused.
+    packer: Packer,
 }
 
 fn policy_error(e: PolicyError) -> Error {
@@ -30,7 +43,7 @@ fn policy_error(e: PolicyError) -> Error {
 
 impl Gateway {
     pub(crate) fn new(instance: Instance, handle: ResourceAny) -> Self {
-        Gateway { instance, handle }
+        Gateway { instance, handle, packer: Packer::default() }
     }
 
     /// The instance this gateway lives in (for `version()` and `replay()`).
@@ -44,8 +57,7 @@ impl Gateway {
         name: &'static str,
         f: impl FnOnce(&mut Store<HostState>, Guest<'_>, ResourceAny) -> wasmtime::Result<T>,
     ) -> Result<T> {
-        let (deadline, handle) = (self.instance.limits.call_deadline, self.handle);
-        self.instance.call(name, deadline, |store, b| f(store, b.loopguard_policy_guard().gateway(), handle))
+        typed(&mut self.instance, self.handle, name, f)
     }
 
     /// Runs a call whose work grows with `input_bytes` under the batch deadline.
@@ -60,14 +72,25 @@ impl Gateway {
     }
 
     /// Checks a tool call before it runs (and records it unless blocked or disabled).
+    ///
+    /// Errors and deadlines are reported as `check-tool-call`, the operation, although the call
+    /// made is `check-tool-call-packed`.
     pub fn check_tool_call(&mut self, call: &ToolCall) -> Result<ToolVerdict> {
-        self.typed("check-tool-call", |s, g, h| g.call_check_tool_call(s, h, call))?.map_err(policy_error)
+        let (fields, l) = self.packer.tool_call(call)?;
+        typed(&mut self.instance, self.handle, "check-tool-call", |s, g, h| {
+            g.call_check_tool_call_packed(s, h, fields, l.session, l.tool, l.run, l.agent, l.call_id)
+        })?
+        .map_err(policy_error)
     }
 
-    /// Records how a tool call ended; may return the post-compaction abort.
+    /// Records how a tool call ended; may return the post-compaction abort. Reported as
+    /// `record-tool-outcome` (the call made is `record-tool-outcome-packed`).
     pub fn record_tool_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
-        self.typed("record-tool-outcome", |s, g, h| g.call_record_tool_outcome(s, h, call, outcome))?
-            .map_err(policy_error)
+        let (fields, l, args, threw) = self.packer.outcome(call, outcome)?;
+        typed(&mut self.instance, self.handle, "record-tool-outcome", |s, g, h| {
+            g.call_record_tool_outcome_packed(s, h, fields, l.session, l.tool, l.run, l.agent, l.call_id, args, threw)
+        })?
+        .map_err(policy_error)
     }
 
     /// Arms the post-compaction guard for `session` and `run`.
@@ -108,11 +131,30 @@ impl Gateway {
     }
 }
 
-/// Channel bot loops and agent group threads (interface 0.2).
+/// Channel bot loops and agent group threads (interface 0.2, packed bot calls 0.3).
 impl Gateway {
     /// Decides whether a bot-authored inbound message may be handled or must be suppressed.
+    /// Reported as `check-bot-message` (the call made is `check-bot-message-packed`).
     pub fn check_bot_message(&mut self, message: &BotMessage) -> Result<BotVerdict> {
-        self.typed("check-bot-message", |s, g, h| g.call_check_bot_message(s, h, message))?.map_err(policy_error)
+        let (fields, l) = self.packer.bot_message(message)?;
+        let (channel, account, conversation, room) = (l.channel, l.account, l.conversation, l.room);
+        typed(&mut self.instance, self.handle, "check-bot-message", |s, g, h| {
+            let ts = message.ts_ms;
+            g.call_check_bot_message_packed(
+                s,
+                h,
+                fields,
+                channel,
+                account,
+                conversation,
+                room,
+                l.sender,
+                l.receiver,
+                ts,
+                l.event_id,
+            )
+        })?
+        .map_err(policy_error)
     }
 
     /// An inbound message to a conversation with a broadcast entry: which agents run round 1.
@@ -134,6 +176,18 @@ impl Gateway {
     pub fn bot_stats(&mut self) -> Result<BotStats> {
         self.typed("bot-stats", |s, g, h| g.call_bot_stats(s, h))
     }
+}
+
+/// Runs a typed call on `instance` under the call deadline. A function, not a method, so that a
+/// call can borrow the gateway's packing buffer while it runs.
+fn typed<T>(
+    instance: &mut Instance,
+    handle: ResourceAny,
+    name: &'static str,
+    f: impl FnOnce(&mut Store<HostState>, Guest<'_>, ResourceAny) -> wasmtime::Result<T>,
+) -> Result<T> {
+    let deadline = instance.limits.call_deadline;
+    instance.call(name, deadline, |store, b| f(store, b.loopguard_policy_guard().gateway(), handle))
 }
 
 impl Drop for Gateway {
