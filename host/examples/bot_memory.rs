@@ -1,0 +1,82 @@
+//! Guest memory per tracked bot pair at up to a million pairs, each holding a full default
+//! window (issue 3: ≤ 256 bytes per pair, 1 million pairs in ≤ 256 MiB).
+//!
+//! Why an example and not a test: filling a million pairs with 20 events each is 20 million
+//! decisions through wasmtime (about a minute), far too slow for `cargo test`; and the figure
+//! depends on how full the pair map's table happens to be at each count, so it is reported at
+//! several counts rather than asserted at one. The bot benchmark (`--bench bot`) reports the same
+//! figure at its 100,000 pairs.
+//!
+//! How: a fresh gateway per count, the default config (`maxPairs` 1,000,000), and the pairs filled
+//! in rounds, one event per pair per round, all inside one 60 s window so that nothing expires or
+//! trips: every pair ends with 20 events. Guest memory is what the guest reports in
+//! `bot-stats.memory-bytes` (its linear memory: everything the allocator took from the sandbox,
+//! map table, allocator headers and free space included), minus the empty gateway's. The sandbox's
+//! memory cap is raised to 1 GiB so that a layout over budget is measured rather than refused.
+//!
+//! Run: `cargo run --profile bench -p loopguard-host --example bot_memory [PAIRS ...]`
+//! (default: 100000 500000 1000000).
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use loopguard_host::{BotMessage, BotVerdict, Limits, Policy};
+
+/// Events per pair: the default budget (`maxEventsPerWindow` 20), so a full window.
+const EVENTS: usize = 20;
+
+/// Pair `p`'s message with timestamp `ts_ms` (the bot benchmark's pairs: 10 accounts, 10,000
+/// conversations, two bot ids per pair, the direction alternating).
+fn message(pair: usize, ts_ms: i64) -> BotMessage {
+    let (a, b) = if ts_ms % 2 == 0 { ("bot-a", "bot-b") } else { ("bot-b", "bot-a") };
+    BotMessage {
+        channel: "discord".into(),
+        account: format!("acct-{}", pair % 10),
+        conversation: format!("chan-{}", pair / 10 % 10_000),
+        room: None,
+        sender: format!("{a}-{pair}"),
+        receiver: format!("{b}-{pair}"),
+        ts_ms,
+        event_id: Some(String::new()),
+    }
+}
+
+/// Fills `pairs` pairs with full windows; returns (guest bytes per pair, total guest MiB).
+fn measure(policy: &Policy, pairs: usize) -> (f64, f64) {
+    let mut gw = policy.gateway("{}").expect("gateway");
+    let before = gw.bot_stats().expect("stats").memory_bytes;
+    let mut messages: Vec<BotMessage> = (0..pairs).map(|p| message(p, 0)).collect();
+    for e in 0..EVENTS {
+        for (p, m) in messages.iter_mut().enumerate() {
+            // Inside one window (1.000 s to 1.020 s), distinct per pair and round.
+            m.ts_ms = 1_000_000 + (e * 1_000 + p % 1_000) as i64;
+            let id = m.event_id.get_or_insert_with(String::new);
+            id.clear();
+            let _ = write!(id, "evt-{p}-{e}");
+            let verdict = gw.check_bot_message(m).expect("decision");
+            assert!(
+                matches!(verdict, BotVerdict::Allow),
+                "pair {p} tripped at event {e}: the fill must stay under the budget"
+            );
+        }
+    }
+    let stats = gw.bot_stats().expect("stats");
+    assert_eq!(stats.pairs as usize, pairs, "every pair is tracked (none evicted or pruned)");
+    ((stats.memory_bytes - before) as f64 / pairs as f64, stats.memory_bytes as f64 / f64::from(1 << 20))
+}
+
+fn main() {
+    let counts: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let counts = if counts.is_empty() { vec![100_000, 500_000, 1_000_000] } else { counts };
+    let limits = Limits { memory_bytes: 1 << 30, ..Limits::default() };
+    let policy = Policy::embedded().expect("embedded policy").with_limits(limits);
+    for pairs in counts {
+        let start = Instant::now();
+        let (per_pair, total_mib) = measure(&policy, pairs);
+        println!(
+            "bot/memory: {pairs:>9} pairs x {EVENTS} events: {per_pair:.1} bytes of guest memory per pair \
+             ({total_mib:.1} MiB in all; filled in {:.1} s)",
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
