@@ -18,12 +18,20 @@
 //! assert_eq!(m.len(), 2);
 //! assert!(m.get("a").is_none());
 //! ```
+//!
+//! [`CompactMap`] is the same map for 128-bit digest keys, laid out for a million entries (the
+//! bot pairs): dense pages of entries behind an index of entry numbers.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
 use serde::{Deserialize, Serialize};
+
+mod compact;
+#[cfg(test)]
+mod compact_tests;
+pub use compact::{CompactMap, Ordered};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Slot<V> {
