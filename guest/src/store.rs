@@ -28,8 +28,12 @@ use std::hash::Hash;
 
 use serde::{Deserialize, Serialize};
 
+// Explicit paths: the hostile-policy test fixture includes this file with `#[path]`, where a
+// plain `mod compact;` would be looked for beside it.
+#[path = "store/compact.rs"]
 mod compact;
 #[cfg(test)]
+#[path = "store/compact_tests.rs"]
 mod compact_tests;
 pub use compact::{CompactMap, Ordered};
 
