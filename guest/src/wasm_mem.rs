@@ -56,9 +56,17 @@ pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 /// Why: a decision allocates about twenty small blocks (the strings the host copies in, the
 /// vectors of a parsed document) and frees them before it returns; `dlmalloc`, which the
 /// toolchain links, spends a few hundred instructions on each malloc/free pair, a sixth of a
-/// decision. Freed blocks of up to [`MAX_CACHED`] bytes are kept on one free list per 16-byte
-/// size class and handed out again in a few instructions. Everything else goes straight to the
+/// decision. Freed blocks of up to [`MAX_CACHED`] bytes are kept on one free list per size
+/// class and handed out again in a few instructions. Everything else goes straight to the
 /// C allocator.
+///
+/// Class sizes are 16·n − 4 bytes (12, 28, 44, …, 1020) because of how wasi-libc configures
+/// dlmalloc: `MALLOC_ALIGNMENT` 16, no footers, so a chunk is the request plus one 4-byte size
+/// word, rounded up to 16. A 16·n − 4 block fills a 16·n chunk exactly; the 16·n classes used
+/// before cost a whole 16 bytes more per block (a bot pair's 184-byte full window took a 208-byte
+/// chunk instead of 192; a million such pairs are issue 3's budget). Every block still comes
+/// back 16-byte aligned: Rust's `System` asks wasi-libc's `aligned_alloc` for it, which is
+/// `dlmemalign`, and that is plain `dlmalloc` for alignments up to `MALLOC_ALIGNMENT`.
 ///
 /// Bounded: at most [`KEEP`] blocks per class are kept (64 classes × 16 blocks × ≤ 1 KiB:
 /// 520 KiB at most, far less in practice); beyond that, freed blocks go back to the C allocator.
@@ -69,10 +77,13 @@ mod cache {
 
     /// Size-class step (and the alignment every cached block has).
     const STEP: usize = 16;
+    /// dlmalloc's per-chunk overhead on wasm32 (one `size_t` size word): a class is this much
+    /// under a multiple of [`STEP`], so that its chunk is exactly that multiple.
+    const CHUNK_OVERHEAD: usize = 4;
     /// Number of classes.
     const CLASSES: usize = 64;
     /// Largest cached block.
-    pub const MAX_CACHED: usize = STEP * CLASSES;
+    pub const MAX_CACHED: usize = STEP * CLASSES - CHUNK_OVERHEAD;
     /// Blocks kept per class.
     pub const KEEP: u16 = 16;
 
@@ -92,16 +103,18 @@ mod cache {
     static ALLOCATOR: Cached =
         Cached(UnsafeCell::new(Lists { heads: [ptr::null_mut(); CLASSES], counts: [0; CLASSES] }));
 
-    /// The class of a layout the cache serves, if any.
+    /// The class of a layout the cache serves, if any: the smallest `c` with
+    /// `size <= (c + 1) · STEP − CHUNK_OVERHEAD`.
     fn class(layout: Layout) -> Option<usize> {
         let size = layout.size();
-        (size > 0 && size <= MAX_CACHED && layout.align() <= STEP).then(|| (size - 1) / STEP)
+        (size > 0 && size <= MAX_CACHED && layout.align() <= STEP).then(|| (size + CHUNK_OVERHEAD - 1) / STEP)
     }
 
-    /// The layout of every block of class `c`, as the C allocator sees it.
+    /// The layout of every block of class `c`, as the C allocator sees it (at least 12 bytes:
+    /// room for the free list's link).
     fn block(c: usize) -> Layout {
-        // STEP is a power of two and the size is a small multiple of it: always a valid layout.
-        Layout::from_size_align((c + 1) * STEP, STEP).unwrap_or(Layout::new::<u8>())
+        // STEP is a power of two and the size is positive: always a valid layout.
+        Layout::from_size_align((c + 1) * STEP - CHUNK_OVERHEAD, STEP).unwrap_or(Layout::new::<u8>())
     }
 
     unsafe impl GlobalAlloc for Cached {
@@ -118,7 +131,7 @@ mod cache {
                 // SAFETY: a valid non-zero layout.
                 return unsafe { System.alloc(block(c)) };
             }
-            // SAFETY: a cached block is at least STEP bytes, aligned to STEP, and its first word
+            // SAFETY: a cached block is at least 12 bytes, aligned to STEP, and its first word
             // holds the next free block (written in `dealloc`).
             lists.heads[c] = unsafe { head.cast::<*mut u8>().read() };
             lists.counts[c] -= 1;
@@ -136,7 +149,7 @@ mod cache {
                 // SAFETY: every block of class c was allocated by `System` as `block(c)`.
                 return unsafe { System.dealloc(p, block(c)) };
             }
-            // SAFETY: the block is ours again, at least STEP bytes and STEP-aligned.
+            // SAFETY: the block is ours again, at least 12 bytes and STEP-aligned.
             unsafe { p.cast::<*mut u8>().write(lists.heads[c]) };
             lists.heads[c] = p;
             lists.counts[c] += 1;

@@ -12,8 +12,9 @@
 //! When both are in cooldown the later deadline is reported (stage D). Suppression is a value,
 //! not an error; the host passes the clock (usually the platform's event timestamp, so events
 //! may arrive out of order). State is bounded: pairs and burst buckets live in
-//! [`BoundedMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]); a pair is kept
-//! packed, 8 bytes per event ([`packed`]).
+//! [`CompactMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]); a pair is kept
+//! packed, 8 bytes per event ([`packed`]). A pair holding a full default window costs about
+//! 230 bytes of guest memory (a 192-byte block and 28 + ~10 bytes in the map).
 //!
 //! ```
 //! use loopguard_policy::bot_loop::{BotDecision, BotFacts, BotGuard, Budget, PairSettings};
@@ -46,9 +47,8 @@ mod tests_packed;
 
 pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef};
 
-use crate::store::BoundedMap;
+use crate::store::CompactMap;
 use burst::{BurstEntry, BurstEvent};
-use key::KeyDigest;
 use packed::PackedPair;
 
 /// The opportunistic prune runs at most once per this much event time.
@@ -112,8 +112,8 @@ pub enum BotDecision {
 /// The process-wide guard: every channel and account shares it, kept apart by the key.
 #[derive(Debug, Clone)]
 pub struct BotGuard {
-    pairs: BoundedMap<KeyDigest, PackedPair>,
-    bursts: BoundedMap<KeyDigest, BurstEntry>,
+    pairs: CompactMap<PackedPair>,
+    bursts: CompactMap<BurstEntry>,
     next_prune_at: i64,
     /// Evictions counted before the last [`BotGuard::restore`].
     evicted_before: u64,
@@ -123,8 +123,8 @@ impl BotGuard {
     /// An empty guard tracking at most `max_pairs` pairs (and as many burst buckets).
     pub fn new(max_pairs: usize) -> Self {
         Self {
-            pairs: BoundedMap::new(max_pairs),
-            bursts: BoundedMap::new(max_pairs),
+            pairs: CompactMap::new(max_pairs),
+            bursts: CompactMap::new(max_pairs),
             next_prune_at: 0,
             evicted_before: 0,
         }
@@ -149,7 +149,7 @@ impl BotGuard {
         let tag = key::event_tag(facts.event_id);
         let pair_key = key::ordered_pair_key(facts.scope, facts.conversation, ids);
         let window_ms = settings.window_ms;
-        let pair = self.pairs.entry_or_insert_with_copy(pair_key, || PackedPair::new(window_ms));
+        let pair = self.pairs.entry_or_insert_with(pair_key, || PackedPair::new(window_ms));
         pair.set_window(window_ms);
         pair.drop_expired(now, window_ms);
         let replay = pair.holds_tag(tag);
@@ -201,16 +201,12 @@ impl BotGuard {
 }
 
 /// Spec §2.5: the burst deadline if the burst budget suppresses this event.
-fn record_burst(
-    bursts: &mut BoundedMap<KeyDigest, BurstEntry>,
-    facts: &BotFacts,
-    settings: &PairSettings,
-) -> Option<i64> {
+fn record_burst(bursts: &mut CompactMap<BurstEntry>, facts: &BotFacts, settings: &PairSettings) -> Option<i64> {
     let limit = settings.max_conversation_bot_events.filter(|&n| n > 0)?;
     let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
     let id = key::event_id_digest(facts.event_id);
     let event = BurstEvent { ts: facts.now_ms, sender: key::sender_digest(facts.sender), id };
-    bursts.entry_or_insert_with(&key, BurstEntry::default).record(event, limit, settings.cooldown_ms)
+    bursts.entry_or_insert_with(key, BurstEntry::default).record(event, limit, settings.cooldown_ms)
 }
 
 /// Stage D: the later of the two deadlines; the burst budget is reported only when its deadline

@@ -19,7 +19,7 @@ use super::key::KeyDigest;
 use super::packed::PackedPair;
 use super::pair::PairEntry;
 use super::BotGuard;
-use crate::store::BoundedMap;
+use crate::store::{CompactMap, Ordered};
 
 /// The whole state of a [`BotGuard`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,13 +38,42 @@ pub struct BotGuardSnapshot {
 #[derive(Debug, Serialize)]
 pub struct BotGuardSnapshotRef<'a> {
     /// Pair entries by key digest, least recently used first.
-    pub pairs: Vec<(&'a KeyDigest, PairView<'a>)>,
+    pub pairs: PairsView<'a>,
     /// Burst buckets by key digest, least recently used first.
-    pub bursts: Vec<(&'a KeyDigest, &'a BurstEntry)>,
+    pub bursts: BurstsView<'a>,
     /// When the next opportunistic prune may run (event time, ms).
     pub next_prune_at: i64,
     /// Pair evictions so far.
     pub evicted: u64,
+}
+
+/// The pairs in snapshot order, serialized exactly as `BotGuardSnapshot::pairs` (a sequence of
+/// `(key, entry)` tuples); it holds 8 bytes per pair, not a copy of the pairs.
+#[derive(Debug)]
+pub struct PairsView<'a>(Ordered<'a, PackedPair>);
+
+impl Serialize for PairsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut pairs = serializer.serialize_seq(Some(self.0.len()))?;
+        for (key, pair) in self.0.iter() {
+            pairs.serialize_element(&(key, PairView(pair)))?;
+        }
+        pairs.end()
+    }
+}
+
+/// The burst buckets in snapshot order, serialized exactly as `BotGuardSnapshot::bursts`.
+#[derive(Debug)]
+pub struct BurstsView<'a>(Ordered<'a, BurstEntry>);
+
+impl Serialize for BurstsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut bursts = serializer.serialize_seq(Some(self.0.len()))?;
+        for entry in self.0.iter() {
+            bursts.serialize_element(&entry)?;
+        }
+        bursts.end()
+    }
 }
 
 /// A packed pair, serialized exactly as its [`PairEntry`] would be.
@@ -81,8 +110,8 @@ impl BotGuard {
     /// The state by reference, for writing a snapshot.
     pub fn snapshot_ref(&self) -> BotGuardSnapshotRef<'_> {
         BotGuardSnapshotRef {
-            pairs: self.pairs.ordered_refs().into_iter().map(|(k, p)| (k, PairView(p))).collect(),
-            bursts: self.bursts.ordered_refs(),
+            pairs: PairsView(self.pairs.ordered()),
+            bursts: BurstsView(self.bursts.ordered()),
             next_prune_at: self.next_prune_at,
             evicted: self.evicted(),
         }
@@ -91,7 +120,7 @@ impl BotGuard {
     /// Copies the state out.
     pub fn snapshot(&self) -> BotGuardSnapshot {
         BotGuardSnapshot {
-            pairs: self.pairs.ordered_refs().into_iter().map(|(k, p)| (*k, p.unpack())).collect(),
+            pairs: self.pairs.ordered().iter().map(|(k, p)| (k, p.unpack())).collect(),
             bursts: self.bursts.to_ordered(),
             next_prune_at: self.next_prune_at,
             evicted: self.evicted(),
@@ -104,8 +133,8 @@ impl BotGuard {
         // Entries the cap drops are skipped before they are packed.
         let skip = snapshot.pairs.len().saturating_sub(max_pairs.max(1));
         let packed = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, PackedPair::pack(&e))).collect();
-        let pairs = BoundedMap::from_ordered(max_pairs, packed);
-        let bursts = BoundedMap::from_ordered(max_pairs, snapshot.bursts);
+        let pairs = CompactMap::from_ordered(max_pairs, packed);
+        let bursts = CompactMap::from_ordered(max_pairs, snapshot.bursts);
         Self { pairs, bursts, next_prune_at: snapshot.next_prune_at, evicted_before: snapshot.evicted }
     }
 }

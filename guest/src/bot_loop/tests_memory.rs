@@ -43,23 +43,36 @@ fn eviction_count_survives_a_snapshot() {
     assert_eq!(restored.pair_count(), guard.pair_count());
 }
 
-/// Estimated bytes of guest memory for the pair map, per pair, laid out as on wasm32.
+/// Estimated bytes of guest memory for the pair map's own structures with `len` pairs, laid out
+/// as on wasm32 (the blocks not included).
 ///
-/// How: the map is a `HashMap<KeyDigest, Slot<PackedPair>>` (hashbrown). On wasm32 a bucket holds
-/// the 16-byte key, the 8-byte `Box<[u64]>` (pointer + length) and the 8-byte LRU tick, plus one
-/// control byte; hashbrown keeps `len ≤ 7/8 · buckets` with a power-of-two bucket count, so the
-/// table costs between 8/7 and 16/7 buckets per entry (we take the power of two a table of this
-/// length needs). Each pair's block is one allocation: the component's small-block cache rounds
-/// it up to a 16-byte class, and wasi-libc's dlmalloc adds a 4-byte header and rounds up to 16
-/// again. The benchmark measures the real thing (the guest's linear memory,
-/// `cargo bench -p loopguard-host --bench bot`); this keeps the layout honest in `cargo test`.
-fn bytes_per_pair(guard: &BotGuard) -> usize {
-    const WASM32_BUCKET: usize = size_of::<KeyDigest>() + 2 * size_of::<u32>() + size_of::<u64>() + 1;
-    let chunk = |bytes: usize| (bytes.div_ceil(16) * 16 + 4).div_ceil(16) * 16;
-    let len = guard.pairs.len().max(1);
+/// How: the map is a [`crate::store::CompactMap`]. Its entries sit in pages of 1,024, 28 bytes
+/// each on wasm32 (the 16-byte key as four `u32`s, the 4-byte tick and the 8-byte `Box<[u64]>`);
+/// its index is a hashbrown table of 4-byte entry numbers plus one control byte per bucket, with
+/// a power-of-two bucket count at most 7/8 full (8/7 to 16/7 buckets per entry), and 8 more
+/// control bytes (hashbrown's group width on wasm32). Each page and the index are one
+/// allocation; their few bytes of allocator header are left out.
+fn map_bytes(len: usize) -> usize {
+    const WASM32_ENTRY: usize = 4 * size_of::<u32>() + size_of::<u32>() + 2 * size_of::<u32>();
+    let pages = len.div_ceil(1024) * 1024 * WASM32_ENTRY;
     let buckets = (len * 8).div_ceil(7).next_power_of_two();
+    pages + buckets * (size_of::<u32>() + 1) + 8
+}
+
+/// What the allocator takes for a block of `bytes`: the component's small-block cache rounds it
+/// up to a class of 16·n − 4 bytes, and wasi-libc's dlmalloc adds its 4-byte header, which makes
+/// the chunk exactly 16·n.
+fn chunk(bytes: usize) -> usize {
+    (bytes + 4).div_ceil(16) * 16
+}
+
+/// Estimated bytes of guest memory for the pair map, per pair, laid out as on wasm32. The bot
+/// benchmark and the `bot_memory` example measure the real thing through the component (the
+/// guest's linear memory); this keeps the layout honest in `cargo test`.
+fn bytes_per_pair(guard: &BotGuard) -> usize {
+    let len = guard.pairs.len().max(1);
     let heap: usize = guard.pairs.iter().map(|(_, p)| chunk(p.block_bytes())).sum();
-    (buckets * WASM32_BUCKET + heap) / len
+    (map_bytes(len) + heap) / len
 }
 
 #[test]
@@ -91,14 +104,27 @@ fn estimated_bytes_per_pair_at_the_default_budget() {
     };
     let (one, four, eight, full) = (estimate(1), estimate(4), estimate(8), estimate(20));
     eprintln!("bytes per pair (wasm32 layout): 1 event {one}, 4 {four}, 8 {eight}, 20 {full}");
-    // 7000 pairs fill 8192 buckets to 85%, the table's good case: 33 B / 0.85 ≈ 39 B (just
-    // after a resize the table is 7/16 full and costs 75 B a pair; 100,000 pairs, the benchmark,
-    // fill it to 76%: 43 B). A block is 24 B of header and 8 B per slot, taking a 16-byte class
-    // plus a 16-byte allocator chunk header; slots grow 1 → 2 → 4 → 8 → 16 → 20 at the default
-    // budget. So a full window is 39 + 208 B here, 43 + 208 B at 100,000 pairs.
-    let table = 39;
-    assert!(one <= table + 48, "{one}");
-    assert!(four <= table + 80, "{four}");
-    assert!(eight <= table + 112, "{eight}");
-    assert!(full <= table + 208, "{full}");
+    // 7000 pairs: 7 pages of 28-byte entries (28.7 B a pair) and an index of 8192 buckets of
+    // 5 bytes (5.9 B a pair). A block is 24 B of header and 8 B per slot in a 16·n chunk; slots
+    // grow 1 → 2 → 4 → 8 → 16 → 20 at the default budget. So a full window is 34 + 192 B.
+    let map = 35;
+    assert!(one <= map + 48, "{one}");
+    assert!(four <= map + 64, "{four}");
+    assert!(eight <= map + 96, "{eight}");
+    assert!(full <= map + 192, "{full}");
+}
+
+#[test]
+fn a_full_window_fits_256_bytes_at_every_pair_count() {
+    // Issue 3: ≤ 256 bytes per pair holding a full default window, up to the default 1,000,000
+    // pairs and beyond. The map's share is highest just after its index doubles (16/7 buckets
+    // per pair) and while a fresh page is nearly empty; a hashbrown map of 32-byte buckets cost
+    // 38–75 B a pair across counts, 69 B at a million, for a total of 277 B there.
+    let full_block = chunk((3 + 20) * 8);
+    assert_eq!(full_block, 192);
+    let worst = (1_000..=2_000_000).step_by(331).map(|n| (map_bytes(n) as f64 / n as f64, n));
+    let (worst, at) = worst.fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+    assert!(worst + 192.0 <= 256.0, "{worst:.1} B of map per pair at {at} pairs");
+    let at_million = map_bytes(1_000_000) as f64 / 1e6;
+    assert!((38.0..39.0).contains(&at_million), "{at_million:.1} B of map per pair at 1,000,000 pairs");
 }
