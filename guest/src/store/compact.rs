@@ -24,8 +24,8 @@
 //!   allocator's free lists and count as the guest's memory from then on).
 //!
 //! Keys are stored as four `u32`s so that an entry needs only 4-byte alignment (a `u128` field
-//! would make it 16-byte aligned and 32 bytes long); the index hashes keys with std's randomly
-//! keyed SipHash, as `HashMap` does, so a sender cannot aim its keys at one probe sequence.
+//! would make it 16-byte aligned and 32 bytes long); the index hashes keys with a cheap hash
+//! keyed by a random secret (`hash_of`), so a sender cannot aim its keys at one probe sequence.
 //!
 //! ```
 //! use loopguard_policy::store::CompactMap;
@@ -83,7 +83,7 @@ pub struct CompactMap<V> {
     /// The entries, [`PAGE`] per page; only the last page may be partly filled.
     pages: Vec<Vec<Entry<V>>>,
     len: usize,
-    hasher: RandomState,
+    hasher: Seed,
     capacity: usize,
     tick: u32,
     evicted: u64,
@@ -98,8 +98,31 @@ fn at_mut<V>(pages: &mut [Vec<Entry<V>>], i: usize) -> &mut Entry<V> {
     &mut pages[i / PAGE][i % PAGE]
 }
 
-fn hash_of(hasher: &RandomState, key: [u32; 4]) -> u64 {
-    hasher.hash_one(join(key))
+/// The secret of the index's hash, drawn once per map from std's randomly keyed hasher.
+#[derive(Debug, Clone, Copy)]
+struct Seed([u64; 2]);
+
+impl Seed {
+    fn new() -> Self {
+        let r = RandomState::new();
+        Seed([r.hash_one(0u64), r.hash_one(1u64)])
+    }
+}
+
+/// The index's hash of a key: a folded 64×64→128-bit multiply of the key's halves, each mixed
+/// with a secret word.
+///
+/// Why not SipHash: keys are already blake3 digests, uniformly spread; what the hash must still
+/// do is keep a sender who grinds ids from aiming many keys at one probe sequence, and for that
+/// it is enough that the bucket depends on a secret the sender never sees. Rebuilding the index
+/// when it doubles rehashes every key: with SipHash, the decision that grows it past ~917 k
+/// pairs took 120–130 ms of CPU in the component, over the default 100 ms call deadline. This is
+/// a handful of instructions per key.
+fn hash_of(seed: &Seed, key: [u32; 4]) -> u64 {
+    let a = (u64::from(key[0]) | u64::from(key[1]) << 32) ^ seed.0[0];
+    let b = (u64::from(key[2]) | u64::from(key[3]) << 32) ^ seed.0[1];
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ ((m >> 64) as u64)
 }
 
 impl<V> CompactMap<V> {
@@ -109,7 +132,7 @@ impl<V> CompactMap<V> {
             index: HashTable::new(),
             pages: Vec::new(),
             len: 0,
-            hasher: RandomState::new(),
+            hasher: Seed::new(),
             capacity: capacity.clamp(1, MAX_CAPACITY),
             tick: 0,
             evicted: 0,
