@@ -10,6 +10,8 @@
 
 #[path = "../../../guest/src/bot_loop/mod.rs"]
 pub mod bot_loop;
+#[path = "../../../guest/src/canonical_text.rs"]
+pub mod canonical_text;
 #[path = "../../../guest/src/config/mod.rs"]
 pub mod config;
 #[path = "../../../guest/src/digest.rs"]
