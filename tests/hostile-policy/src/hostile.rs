@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 use crate::config::Config;
 use crate::error::PolicyError;
 use crate::gateway::Gateway as Real;
-use crate::tool_loop::{ToolAction, ToolCall, ToolVerdict};
+use crate::tool_loop::{CallRef, ToolAction, ToolCall, ToolVerdict};
 
 /// The real gateway, wrapped.
 pub struct Gateway(Real);
@@ -109,6 +109,14 @@ impl Gateway {
         } else {
             verdict
         }
+    }
+
+    /// The form the WIT glue tries first (args fingerprinted from their text); the same
+    /// misbehaviour, and with `always-allow` the verdict is always allow.
+    pub fn check_tool_call_fast(&mut self, call: &CallRef<'_>, args_text: &str) -> Option<ToolVerdict> {
+        misbehave(call.session);
+        let verdict = self.0.check_tool_call_fast(call, args_text)?;
+        Some(if cfg!(feature = "always-allow") { allow() } else { verdict })
     }
 
     /// The real batch, after the misbehaviour; with `always-allow` every tool call is allowed.
