@@ -24,22 +24,9 @@ use loopguard_policy::config::Config;
 use loopguard_policy::gateway::Gateway as Native;
 use loopguard_policy::trace::BotMessage as NativeMessage;
 
-const PAIRS: usize = 100_000;
-
-fn message(pair: usize, ts_ms: i64) -> BotMessage {
-    // Pairs spread over 1 000 conversations of 10 accounts; each pair is two bot ids.
-    let (a, b) = if ts_ms % 2 == 0 { ("bot-a", "bot-b") } else { ("bot-b", "bot-a") };
-    BotMessage {
-        channel: "discord".into(),
-        account: format!("acct-{}", pair % 10),
-        conversation: format!("chan-{}", pair / 10 % 10_000),
-        room: None,
-        sender: format!("{a}-{pair}"),
-        receiver: format!("{b}-{pair}"),
-        ts_ms,
-        event_id: Some(format!("evt-{pair}-{ts_ms}")),
-    }
-}
+#[path = "common/bot_workload.rs"]
+mod bot_workload;
+use bot_workload::{message, PAIRS};
 
 fn native(m: &BotMessage) -> NativeMessage<'_> {
     NativeMessage {

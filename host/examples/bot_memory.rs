@@ -25,25 +25,12 @@ use std::time::{Duration, Instant};
 
 use loopguard_host::{BotMessage, BotVerdict, Limits, Policy};
 
+#[path = "../benches/common/bot_workload.rs"]
+mod bot_workload;
+
 /// Events per pair unless `--events` says otherwise: the default budget (`maxEventsPerWindow`
 /// 20), so a full window.
 const FULL: usize = 20;
-
-/// Pair `p`'s message with timestamp `ts_ms` (the bot benchmark's pairs: 10 accounts, 10,000
-/// conversations, two bot ids per pair, the direction alternating).
-fn message(pair: usize, ts_ms: i64) -> BotMessage {
-    let (a, b) = if ts_ms % 2 == 0 { ("bot-a", "bot-b") } else { ("bot-b", "bot-a") };
-    BotMessage {
-        channel: "discord".into(),
-        account: format!("acct-{}", pair % 10),
-        conversation: format!("chan-{}", pair / 10 % 10_000),
-        room: None,
-        sender: format!("{a}-{pair}"),
-        receiver: format!("{b}-{pair}"),
-        ts_ms,
-        event_id: Some(String::new()),
-    }
-}
 
 /// This thread's CPU time (Linux: `/proc/thread-self/schedstat`), so that a busy machine's waits
 /// do not count; `None` elsewhere.
@@ -57,7 +44,8 @@ fn cpu_time() -> Option<Duration> {
 fn measure(policy: &Policy, pairs: usize, events: usize) -> (f64, f64, Duration, usize) {
     let mut gw = policy.gateway("{}").expect("gateway");
     let before = gw.bot_stats().expect("stats").memory_bytes;
-    let mut messages: Vec<BotMessage> = (0..pairs).map(|p| message(p, 0)).collect();
+    // The benchmark's pairs; each event rewrites the timestamp and event id in place.
+    let mut messages: Vec<BotMessage> = (0..pairs).map(|p| bot_workload::message(p, 0)).collect();
     let (mut slowest, mut slowest_at) = (Duration::ZERO, 0);
     for e in 0..events {
         for (p, m) in messages.iter_mut().enumerate() {

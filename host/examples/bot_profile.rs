@@ -9,21 +9,9 @@ use std::hint::black_box;
 
 use loopguard_host::{BotMessage, Policy};
 
-const PAIRS: usize = 100_000;
-
-fn message(pair: usize, ts_ms: i64) -> BotMessage {
-    let (a, b) = if ts_ms % 2 == 0 { ("bot-a", "bot-b") } else { ("bot-b", "bot-a") };
-    BotMessage {
-        channel: "discord".into(),
-        account: format!("acct-{}", pair % 10),
-        conversation: format!("chan-{}", pair / 10 % 10_000),
-        room: None,
-        sender: format!("{a}-{pair}"),
-        receiver: format!("{b}-{pair}"),
-        ts_ms,
-        event_id: Some(format!("evt-{pair}-{ts_ms}")),
-    }
-}
+#[path = "../benches/common/bot_workload.rs"]
+mod bot_workload;
+use bot_workload::{message, PAIRS};
 
 fn main() {
     let decisions: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(0);
