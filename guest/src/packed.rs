@@ -44,13 +44,25 @@ impl<'a> Fields<'a> {
     /// the error's path.
     pub fn take(&mut self, len: u32, param: &'static str) -> Result<&'a str, PolicyError> {
         let n = usize::try_from(len).unwrap_or(usize::MAX);
-        match self.rest.get(..n) {
-            Some(field) => {
-                self.rest = &self.rest[n..];
+        // `split_at_checked` checks the end and the character boundary in one step; the error is
+        // built out of line, so the hot path stays a few instructions per field.
+        match self.rest.split_at_checked(n) {
+            Some((field, rest)) => {
+                self.rest = rest;
                 self.offset += n;
                 Ok(field)
             }
-            None if n > self.rest.len() => Err(PolicyError::new(
+            None => Err(self.take_error(len, param)),
+        }
+    }
+
+    /// Why `len` cannot be taken: past the end, or inside a UTF-8 character.
+    #[cold]
+    #[inline(never)]
+    fn take_error(&self, len: u32, param: &'static str) -> PolicyError {
+        let n = usize::try_from(len).unwrap_or(usize::MAX);
+        if n > self.rest.len() {
+            PolicyError::new(
                 param,
                 format!(
                     "is {len} but only {} bytes of `fields` are left after byte {}; lengths are UTF-8 \
@@ -58,15 +70,16 @@ impl<'a> Fields<'a> {
                     self.rest.len(),
                     self.offset
                 ),
-            )),
-            None => Err(PolicyError::new(
+            )
+        } else {
+            PolicyError::new(
                 param,
                 format!(
                     "is {len}, which ends inside a UTF-8 character (byte {} of `fields`); pass UTF-8 \
                      byte lengths, not character counts",
                     self.offset + n
                 ),
-            )),
+            )
         }
     }
 
@@ -85,16 +98,22 @@ impl<'a> Fields<'a> {
         if self.rest.is_empty() {
             Ok(())
         } else {
-            Err(PolicyError::new(
-                "fields",
-                format!(
-                    "has {} bytes after the last field (byte {} on); its length must be the sum of the \
-                     length parameters",
-                    self.rest.len(),
-                    self.offset
-                ),
-            ))
+            Err(self.finish_error())
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn finish_error(self) -> PolicyError {
+        PolicyError::new(
+            "fields",
+            format!(
+                "has {} bytes after the last field (byte {} on); its length must be the sum of the \
+                 length parameters",
+                self.rest.len(),
+                self.offset
+            ),
+        )
     }
 }
 

@@ -14,7 +14,6 @@
 //!
 //! Run: `cargo bench -p loopguard-host --bench bot`.
 
-use std::fmt::Write;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -26,7 +25,7 @@ use loopguard_policy::trace::BotMessage as NativeMessage;
 
 #[path = "common/bot_workload.rs"]
 mod bot_workload;
-use bot_workload::{message, PAIRS};
+use bot_workload::{message, Stream, PAIRS};
 
 fn native(m: &BotMessage) -> NativeMessage<'_> {
     NativeMessage {
@@ -57,19 +56,6 @@ fn bytes_per_pair(events: usize) -> f64 {
     (stats.memory_bytes - before) as f64 / PAIRS as f64
 }
 
-/// The next message of the timed loop: pairs in a scattered order, time moving on slowly so that
-/// pairs stay active and rarely trip, and a fresh event id. Rewrites `messages` in place.
-fn next<'a>(messages: &'a mut [BotMessage], i: &mut usize, ts: &mut i64) -> &'a BotMessage {
-    let m = &mut messages[*i % PAIRS];
-    *i += 7919;
-    *ts += 1;
-    m.ts_ms = *ts;
-    let id = m.event_id.get_or_insert_with(String::new);
-    id.clear();
-    let _ = write!(id, "e{ts}");
-    m
-}
-
 fn main() {
     for events in [1, 4, 20] {
         println!(
@@ -91,16 +77,12 @@ fn main() {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
     let mut group = c.benchmark_group("bot/check-bot-message, 100k active pairs");
-    let mut messages: Vec<BotMessage> = (0..PAIRS).map(|p| message(p, 0)).collect();
-    let (mut i, mut ts) = (0usize, 1_002_000i64);
+    let mut stream = Stream::new();
     group.bench_function("wasmtime host", |b| {
-        b.iter(|| black_box(gw.check_bot_message(next(&mut messages, &mut i, &mut ts)).expect("decision")))
+        b.iter(|| black_box(gw.check_bot_message(stream.next()).expect("decision")))
     });
-    let mut messages: Vec<BotMessage> = (0..PAIRS).map(|p| message(p, 0)).collect();
-    let (mut i, mut ts) = (0usize, 1_002_000i64);
-    group.bench_function("native guest crate", |b| {
-        b.iter(|| black_box(core.bot_message(&native(next(&mut messages, &mut i, &mut ts)))))
-    });
+    let mut stream = Stream::new();
+    group.bench_function("native guest crate", |b| b.iter(|| black_box(core.bot_message(&native(stream.next())))));
     group.finish();
     c.final_summary();
 }

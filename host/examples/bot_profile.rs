@@ -4,14 +4,13 @@
 //! decision (the fill cancels out).
 //!
 //! Run: `cargo run --profile bench -p loopguard-host --example bot_profile [DECISIONS]`.
-use std::fmt::Write;
 use std::hint::black_box;
 
-use loopguard_host::{BotMessage, Policy};
+use loopguard_host::Policy;
 
 #[path = "../benches/common/bot_workload.rs"]
 mod bot_workload;
-use bot_workload::{message, PAIRS};
+use bot_workload::{message, Stream, PAIRS};
 
 fn main() {
     let decisions: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(0);
@@ -20,18 +19,10 @@ fn main() {
     for p in 0..PAIRS {
         gw.check_bot_message(&message(p, 1_000_000 + p as i64 % 1_000)).expect("fill");
     }
-    let mut messages: Vec<BotMessage> = (0..PAIRS).map(|p| message(p, 0)).collect();
-    let (mut i, mut ts) = (0usize, 1_002_000i64);
+    let mut stream = Stream::new();
     let start = std::time::Instant::now();
     for _ in 0..decisions {
-        let m = &mut messages[i % PAIRS];
-        i += 7919;
-        ts += 1;
-        m.ts_ms = ts;
-        let id = m.event_id.get_or_insert_with(String::new);
-        id.clear();
-        let _ = write!(id, "e{ts}");
-        black_box(gw.check_bot_message(m).expect("decision"));
+        black_box(gw.check_bot_message(stream.next()).expect("decision"));
     }
     if decisions > 0 {
         eprintln!("{:.3} µs per decision", start.elapsed().as_secs_f64() * 1e6 / decisions as f64);

@@ -20,16 +20,11 @@ pub type KeyDigest = u128;
 /// The separator OpenClaw puts between key parts.
 const SEP: &str = "\u{1}";
 
-/// Compares two strings the way JavaScript's `<` does: by UTF-16 code units.
-///
-/// UTF-8 byte order agrees with this except between supplementary-plane characters (surrogate
-/// pairs, `0xD800..`) and U+E000–U+FFFF, so a byte compare would misorder e.g. `"😀"` and `"\u{FF5E}"`.
-pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        return a.as_bytes().cmp(b.as_bytes());
-    }
-    a.encode_utf16().cmp(b.encode_utf16())
-}
+/// Compares two strings the way JavaScript's `<` does: by UTF-16 code units (one shared
+/// implementation with the canonical JSON key order). UTF-8 byte order agrees with it except
+/// between supplementary-plane characters and U+E000–U+FFFF, so a byte compare would misorder
+/// e.g. `"😀"` and `"\u{FF5E}"`.
+pub use crate::json::cmp_utf16;
 
 /// The pair's two ids as `(min, max)` in JavaScript order, or `None` for a self pair (spec §2.4
 /// steps 3 and 7): one comparison answers both.
@@ -90,24 +85,19 @@ pub fn sender_digest(sender: &str) -> u64 {
 /// Keys up to this long are joined on the stack and hashed in one call (real keys are a few ids
 /// of a few dozen bytes); longer ones stream into a hasher, with the same digest.
 const STACK_KEY_BYTES: usize = 256;
+/// One blake3 block: most keys fit, and a buffer this small is cleared with a few vector
+/// stores instead of a `memory.fill` call into the runtime.
+const SHORT_KEY_BYTES: usize = 64;
 
 /// The first 128 bits of blake3 over `ids` joined with [`SEP`]. Hashing a stack buffer in one
 /// call costs about half of what a streaming hasher fed part by part does for these short keys,
 /// and gives the same digest, so keys stay what earlier versions (and their snapshots) computed.
 fn digest128(ids: &[&str]) -> KeyDigest {
     let len = ids.iter().map(|id| id.len()).sum::<usize>() + ids.len().saturating_sub(1);
-    let hash = if len <= STACK_KEY_BYTES {
-        let mut buf = [0u8; STACK_KEY_BYTES];
-        let mut at = 0;
-        for (i, id) in ids.iter().enumerate() {
-            if i > 0 {
-                buf[at] = SEP.as_bytes()[0];
-                at += 1;
-            }
-            buf[at..at + id.len()].copy_from_slice(id.as_bytes());
-            at += id.len();
-        }
-        blake3::hash(&buf[..at])
+    let hash = if len <= SHORT_KEY_BYTES {
+        hash_joined::<SHORT_KEY_BYTES>(ids)
+    } else if len <= STACK_KEY_BYTES {
+        hash_joined::<STACK_KEY_BYTES>(ids)
     } else {
         let mut h = blake3::Hasher::new();
         for (i, id) in ids.iter().enumerate() {
@@ -121,6 +111,51 @@ fn digest128(ids: &[&str]) -> KeyDigest {
     let mut first = [0u8; 16];
     first.copy_from_slice(&hash.as_bytes()[..16]);
     u128::from_le_bytes(first)
+}
+
+/// blake3 of `ids` joined with [`SEP`] in an `N`-byte stack buffer; the caller checked that the
+/// joined key fits.
+fn hash_joined<const N: usize>(ids: &[&str]) -> blake3::Hash {
+    let mut buf = [0u8; N];
+    let mut at = 0;
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            buf[at] = SEP.as_bytes()[0];
+            at += 1;
+        }
+        copy_short(&mut buf[at..at + id.len()], id.as_bytes());
+        at += id.len();
+    }
+    blake3::hash(&buf[..at])
+}
+
+/// `dst.copy_from_slice(src)` for slices of equal length. Ids are short, and on wasm32 a plain
+/// copy of unknown length is a `memory.copy` call into the runtime (dozens of instructions);
+/// two overlapping fixed-size copies cover every length up to 32 with plain loads and stores.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    match n {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..n].copy_from_slice(&src[n - 4..n]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..n]);
+        }
+        17..=32 => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..n].copy_from_slice(&src[n - 16..n]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
 }
 
 /// A 32-bit hash, never 0: 8-byte words folded in with a rotate, xor and odd multiply (each
@@ -227,6 +262,22 @@ mod tests {
             let joined = format!("s\u{1}c\u{1}{long}\u{1}z");
             let want = u128::from_le_bytes(blake3::hash(joined.as_bytes()).as_bytes()[..16].try_into().unwrap());
             assert_eq!(pair_key("s", "c", &long, "z"), want, "id of {n} bytes");
+        }
+    }
+
+    #[test]
+    fn every_id_length_hashes_the_exact_joined_text() {
+        // Ids of every length through the short-copy cases (1-3, 4-7, 8-16, 17-32, longer) and
+        // across the 64-byte buffer's edge, with bytes that differ position by position so that
+        // a misplaced overlapping copy would show.
+        let text: String = (0..80u8).map(|i| char::from(b'!' + i)).collect();
+        for n in 0..=text.len() {
+            for m in [0, 1, 7, 31] {
+                let (a, b) = (&text[..n], &text[text.len() - m..]);
+                let joined = format!("scope\u{1}conv\u{1}{a}\u{1}{b}");
+                let want = u128::from_le_bytes(blake3::hash(joined.as_bytes()).as_bytes()[..16].try_into().unwrap());
+                assert_eq!(ordered_pair_key("scope", "conv", (a, b)), want, "ids of {n} and {m} bytes");
+            }
         }
     }
 

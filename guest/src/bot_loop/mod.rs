@@ -167,7 +167,10 @@ impl BotGuard {
         later_of(tripped, burst)
     }
 
-    /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries.
+    /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries. Out of line: it
+    /// runs at most once a minute of event time, and inlined it would crowd the per-message path.
+    #[cold]
+    #[inline(never)]
     fn prune(&mut self, now: i64) {
         self.next_prune_at = now.saturating_add(PRUNE_INTERVAL_MS);
         self.pairs.retain(|_, pair| {

@@ -64,12 +64,25 @@ struct ChannelLayers {
 }
 
 /// Every `botLoopProtection` layer of the document, validated.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BotLoopConfig {
     /// `channels.defaults.botLoopProtection`.
     defaults: Layer,
     /// By channel name; Feishu is never here (it reads the defaults only).
     channels: HashMap<String, ChannelLayers>,
+    /// The settings of every channel without layers of its own (the defaults over the
+    /// built-ins), resolved once: with `{}` that is every message.
+    unconfigured: PairSettings,
+}
+
+impl Default for BotLoopConfig {
+    fn default() -> Self {
+        Self {
+            defaults: Layer::EMPTY,
+            channels: HashMap::new(),
+            unconfigured: resolve(&Layer::EMPTY, &Layer::EMPTY, true),
+        }
+    }
 }
 
 impl BotLoopConfig {
@@ -95,6 +108,7 @@ impl BotLoopConfig {
                 cfg.channels.insert(name.clone(), layers);
             }
         }
+        cfg.unconfigured = resolve(&Layer::EMPTY, &cfg.defaults, true);
         Ok(cfg)
     }
 
@@ -102,7 +116,7 @@ impl BotLoopConfig {
     /// `defaultEnabled` true).
     pub fn resolve(&self, channel: &str, account: &str, room: &str) -> PairSettings {
         let Some(ch) = self.channels.get(channel) else {
-            return resolve(&Layer::EMPTY, &self.defaults, true);
+            return self.unconfigured;
         };
         let account_layer = ch.accounts.get(account).unwrap_or(&ch.unlisted_account);
         let config = match ch.rooms_kind {
