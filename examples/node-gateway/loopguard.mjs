@@ -19,7 +19,7 @@ import { LoopGuardError, compatibleLine, defaultPolicy, loadPolicy } from './pol
 export { LoopGuardError };
 
 /** The WIT interface this wrapper was written for; a policy with another 0.x minor is refused. */
-export const SUPPORTED_INTERFACE = '0.3';
+export const SUPPORTED_INTERFACE = '0.4';
 
 /** The default policy's own version (the guest crate version). */
 export const policyVersion = defaultPolicy.version;

@@ -2,6 +2,7 @@
 //! decides anything about loops or budgets.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use crate::bot_loop as bl;
 use crate::config::Config;
@@ -10,6 +11,7 @@ use crate::gateway::Gateway as Core;
 use crate::group as gr;
 use crate::json::{self, Json};
 use crate::packed::Fields;
+use crate::registry::Registry;
 use crate::tool_loop::{self as tl, Outcome};
 use crate::trace;
 
@@ -46,10 +48,63 @@ impl Guest for Component {
 
 impl GuardGuest for Component {
     type Gateway = GatewayResource;
+
+    #[allow(clippy::too_many_arguments)] // as `check_bot_message_packed`
+    fn check_bot_message_quick(
+        gateway: u64,
+        fields: String,
+        channel_len: u32,
+        account_len: u32,
+        conversation_len: u32,
+        room_len: Option<u32>,
+        sender_len: u32,
+        receiver_len: u32,
+        ts_ms: i64,
+        event_id_len: Option<u32>,
+    ) -> Result<BotVerdict, ()> {
+        let Some(core) = GATEWAYS.with(|g| g.borrow().get(gateway)) else {
+            let reason = format!("is {gateway}, which is not the id of a live gateway of this instance");
+            return Err(remember(PolicyError { path: "gateway".into(), reason }));
+        };
+        let gw = GatewayResource { core, id: gateway };
+        gw.check_bot_message_packed(
+            fields,
+            channel_len,
+            account_len,
+            conversation_len,
+            room_len,
+            sender_len,
+            receiver_len,
+            ts_ms,
+            event_id_len,
+        )
+        .map_err(remember)
+    }
+
+    fn last_error() -> Option<PolicyError> {
+        LAST_ERROR.with(|e| e.borrow().clone())
+    }
 }
 
-/// The `gateway` resource: the core gateway behind a `RefCell` (WIT methods take `&self`).
-struct GatewayResource(RefCell<Core>);
+/// Keeps `e` for `last-error`.
+#[cold]
+fn remember(e: PolicyError) {
+    LAST_ERROR.with(|last| *last.borrow_mut() = Some(e));
+}
+
+/// The `gateway` resource: the core gateway behind a `RefCell` (WIT methods take `&self`),
+/// shared with the registry that the id-taking functions look it up in.
+struct GatewayResource {
+    core: Rc<RefCell<Core>>,
+    id: u64,
+}
+
+thread_local! {
+    /// Every live gateway of this instance, by id (a component instance is single-threaded).
+    static GATEWAYS: RefCell<Registry<RefCell<Core>>> = RefCell::new(Registry::default());
+    /// The error of the last failed `-quick` call, for `last-error`.
+    static LAST_ERROR: RefCell<Option<PolicyError>> = const { RefCell::new(None) };
+}
 
 fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
     check_size(text, path)?;
@@ -128,7 +183,7 @@ impl GatewayResource {
     fn check_call(&self, c: &CallText<'_>) -> Result<ToolVerdict, PolicyError> {
         check_size(c.args_json, "call.args-json")?;
         // Plain arguments are fingerprinted straight from their text; the rest are parsed.
-        let fast = self.0.borrow_mut().check_tool_call_fast(&c.meta, c.args_json);
+        let fast = self.core.borrow_mut().check_tool_call_fast(&c.meta, c.args_json);
         let v = match fast {
             Some(v) => v,
             None => {
@@ -142,7 +197,7 @@ impl GatewayResource {
                     agent: m.agent,
                     call_id: m.call_id,
                 };
-                self.0.borrow_mut().check_tool_call_text(&call, Some(c.args_json))
+                self.core.borrow_mut().check_tool_call_text(&call, Some(c.args_json))
             }
         };
         Ok(ToolVerdict {
@@ -160,7 +215,7 @@ impl GatewayResource {
 
     /// `outcome` is the result's JSON text, or the error's if `threw`.
     fn record_outcome(&self, c: &CallText<'_>, outcome: &str, threw: bool) -> Result<OutcomeVerdict, PolicyError> {
-        let mut core = self.0.borrow_mut();
+        let mut core = self.core.borrow_mut();
         let meta = &c.meta;
         // The check of this call usually came just before with the same text: reuse its facts
         // instead of parsing the arguments again.
@@ -200,7 +255,7 @@ impl GatewayResource {
                 reason: format!("must be a non-negative timestamp in milliseconds, not {}", msg.ts_ms),
             });
         }
-        Ok(match self.0.borrow_mut().bot_message(msg) {
+        Ok(match self.core.borrow_mut().bot_message(msg) {
             bl::BotDecision::Allow => BotVerdict::Allow,
             bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
                 cooldown_until_ms,
@@ -216,7 +271,9 @@ impl GatewayResource {
 impl GuestGateway for GatewayResource {
     fn create(config: String) -> Result<Gateway, PolicyError> {
         let config = Config::parse(&config).map_err(CoreError::from)?;
-        Ok(Gateway::new(GatewayResource(RefCell::new(Core::new(config)))))
+        let core = Rc::new(RefCell::new(Core::new(config)));
+        let id = GATEWAYS.with(|g| g.borrow_mut().register(&core));
+        Ok(Gateway::new(GatewayResource { core, id }))
     }
 
     fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
@@ -268,30 +325,30 @@ impl GuestGateway for GatewayResource {
     }
 
     fn compaction_retried(&self, session: String, run: Option<String>, agent: Option<String>) -> CompactionVerdict {
-        match self.0.borrow_mut().compaction_retried(&session, run.as_deref(), agent.as_deref()) {
+        match self.core.borrow_mut().compaction_retried(&session, run.as_deref(), agent.as_deref()) {
             tl::CompactionVerdict::Armed(n) => CompactionVerdict::Armed(n),
             tl::CompactionVerdict::Disabled => CompactionVerdict::Disabled,
         }
     }
 
     fn end_session(&self, session: String) {
-        self.0.borrow_mut().end_session(&session);
+        self.core.borrow_mut().end_session(&session);
     }
 
     fn apply_events(&self, events: String, first_line: u32) -> Result<String, PolicyError> {
-        Ok(self.0.borrow_mut().apply_events(&events, first_line)?)
+        Ok(self.core.borrow_mut().apply_events(&events, first_line)?)
     }
 
     fn export_state(&self) -> Vec<u8> {
-        self.0.borrow().export_state()
+        self.core.borrow().export_state()
     }
 
     fn import_state(&self, snapshot: Vec<u8>) -> Result<(), PolicyError> {
-        Ok(self.0.borrow_mut().import_state(&snapshot)?)
+        Ok(self.core.borrow_mut().import_state(&snapshot)?)
     }
 
     fn stats(&self) -> GatewayStats {
-        let s = self.0.borrow().stats();
+        let s = self.core.borrow().stats();
         GatewayStats { sessions: s.sessions, evicted_sessions: s.evicted_sessions }
     }
 
@@ -342,9 +399,13 @@ impl GuestGateway for GatewayResource {
         })
     }
 
+    fn id(&self) -> u64 {
+        self.id
+    }
+
     fn start_group_thread(&self, t: GroupThread, peer: String, text: String) -> GroupStart {
         let m = trace::GroupMessage { thread: thread(&t), peer: &peer, text: &text };
-        match self.0.borrow_mut().group_message(&m) {
+        match self.core.borrow_mut().group_message(&m) {
             gr::GroupStart::Round { round, participants } => GroupStart::Round(GroupRound { round, participants }),
             gr::GroupStart::Legacy { participants } => GroupStart::Legacy(participants),
             gr::GroupStart::None => GroupStart::None,
@@ -354,15 +415,15 @@ impl GuestGateway for GatewayResource {
     fn finish_group_round(&self, t: GroupThread, replies: Vec<GroupReply>) -> GroupStep {
         let replies: Vec<gr::Reply> =
             replies.into_iter().map(|r| gr::Reply { agent: r.agent, reply: r.reply }).collect();
-        step(self.0.borrow_mut().group_replies(&thread(&t), &replies))
+        step(self.core.borrow_mut().group_replies(&thread(&t), &replies))
     }
 
     fn cancel_group_thread(&self, t: GroupThread) -> GroupStep {
-        step(self.0.borrow_mut().group_cancel(&thread(&t)))
+        step(self.core.borrow_mut().group_cancel(&thread(&t)))
     }
 
     fn bot_stats(&self) -> BotStats {
-        let s = self.0.borrow().stats();
+        let s = self.core.borrow().stats();
         BotStats {
             pairs: s.bot_pairs,
             evicted_pairs: s.evicted_pairs,

@@ -26,6 +26,7 @@ pub mod gateway;
 pub mod group;
 pub mod json;
 pub mod packed;
+pub mod registry;
 pub mod replay;
 pub mod snapshot;
 pub mod store;
@@ -41,4 +42,4 @@ mod wasm_mem;
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this policy implements.
-pub const INTERFACE_VERSION: &str = "0.3.0";
+pub const INTERFACE_VERSION: &str = "0.4.0";

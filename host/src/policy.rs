@@ -341,7 +341,7 @@ impl Instance {
         let created =
             self.call("create", deadline, |store, b| b.loopguard_policy_guard().gateway().call_create(store, config));
         match created? {
-            Ok(handle) => Ok(Gateway::new(self, handle)),
+            Ok(handle) => Gateway::new(self, handle),
             Err(e) => Err(Error::Policy { path: e.path, reason: e.reason }),
         }
     }

@@ -33,6 +33,9 @@ use pack::Packer;
 pub struct Gateway {
     instance: Instance,
     handle: ResourceAny,
+    /// The gateway's id in its instance, for the functions that take an id instead of the handle
+    /// (`check-bot-message-quick`).
+    id: u64,
     /// The buffer the packed calls' strings are packed into, kept to be reused.
     packer: Packer,
 }
@@ -42,8 +45,12 @@ fn policy_error(e: PolicyError) -> Error {
 }
 
 impl Gateway {
-    pub(crate) fn new(instance: Instance, handle: ResourceAny) -> Self {
-        Gateway { instance, handle, packer: Packer::default() }
+    /// Wraps a gateway just created in `instance`, asking the guest for its id.
+    pub(crate) fn new(instance: Instance, handle: ResourceAny) -> Result<Self> {
+        // Built before the call, so that a failure drops the guest resource with it.
+        let mut gateway = Gateway { instance, handle, id: 0, packer: Packer::default() };
+        gateway.id = gateway.typed("id", |s, g, h| g.call_id(s, h))?;
+        Ok(gateway)
     }
 
     /// The instance this gateway lives in (for `version()` and `replay()`).
@@ -131,30 +138,47 @@ impl Gateway {
     }
 }
 
-/// Channel bot loops and agent group threads (interface 0.2, packed bot calls 0.3).
+/// Channel bot loops and agent group threads (interface 0.2, packed bot calls 0.3, quick 0.4).
 impl Gateway {
     /// Decides whether a bot-authored inbound message may be handled or must be suppressed.
-    /// Reported as `check-bot-message` (the call made is `check-bot-message-packed`).
+    /// Reported as `check-bot-message`; the call made is `check-bot-message-quick` (interface
+    /// 0.4.0), which takes the gateway's id instead of its handle and whose result needs no
+    /// post-return call. On failure, `last-error` fetches the same `policy-error` that
+    /// `check-bot-message` returns.
     pub fn check_bot_message(&mut self, message: &BotMessage) -> Result<BotVerdict> {
         let (fields, l) = self.packer.bot_message(message)?;
-        let (channel, account, conversation, room) = (l.channel, l.account, l.conversation, l.room);
-        typed(&mut self.instance, self.handle, "check-bot-message", |s, g, h| {
-            let ts = message.ts_ms;
-            g.call_check_bot_message_packed(
+        let (id, deadline) = (self.id, self.instance.limits.call_deadline);
+        let verdict = self.instance.call("check-bot-message", deadline, |s, b| {
+            b.loopguard_policy_guard().call_check_bot_message_quick(
                 s,
-                h,
+                id,
                 fields,
-                channel,
-                account,
-                conversation,
-                room,
+                l.channel,
+                l.account,
+                l.conversation,
+                l.room,
                 l.sender,
                 l.receiver,
-                ts,
+                message.ts_ms,
                 l.event_id,
             )
-        })?
-        .map_err(policy_error)
+        })?;
+        verdict.or_else(|()| Err(self.last_error("check-bot-message")))
+    }
+
+    /// The error a `-quick` call just failed with. A policy that fails such a call without
+    /// recording why breaks the interface's contract, and is reported as doing so.
+    #[cold]
+    fn last_error(&mut self, call: &'static str) -> Error {
+        let deadline = self.instance.limits.call_deadline;
+        match self.instance.call("last-error", deadline, |s, b| b.loopguard_policy_guard().call_last_error(s)) {
+            Ok(Some(e)) => policy_error(e),
+            Ok(None) => Error::Policy {
+                path: call.into(),
+                reason: "the policy failed the call without saying why (last-error is none)".into(),
+            },
+            Err(e) => e,
+        }
     }
 
     /// An inbound message to a conversation with a broadcast entry: which agents run round 1.

@@ -297,3 +297,67 @@ fn bad_lengths_are_errors_naming_the_length_parameter() {
     assert_eq!(v.action, ToolAction::Allow);
     assert_eq!(gw.raw_bot(bot, [7, 1, 1, 5, 5], None, None).expect("a well packed message"), BotVerdict::Allow);
 }
+
+impl Gateway {
+    /// `check-bot-message-quick` on the gateway with id `id` (any id, for the tests below), with
+    /// the failure's text fetched from `last-error` as [`Gateway::check_bot_message`] does.
+    fn raw_quick(&mut self, id: u64, fields: &str, lens: [u32; 5]) -> Result<BotVerdict> {
+        let [channel, account, conversation, sender, receiver] = lens;
+        let deadline = self.instance.limits.call_deadline;
+        let verdict = self.instance.call("check-bot-message-quick", deadline, |s, b| {
+            b.loopguard_policy_guard().call_check_bot_message_quick(
+                s,
+                id,
+                fields,
+                channel,
+                account,
+                conversation,
+                None,
+                sender,
+                receiver,
+                1,
+                None,
+            )
+        })?;
+        verdict.or_else(|()| Err(self.last_error("check-bot-message-quick")))
+    }
+}
+
+#[test]
+fn quick_calls_find_their_gateway_by_id_and_explain_failures_through_last_error() {
+    let policy = policy();
+    let mut gw = policy.gateway("{}").expect("config");
+    let bot = "discordacbot-1bot-2";
+    let lens = [7, 1, 1, 5, 5];
+
+    // A bad length fails the same way as the packed call, with the text from `last-error`.
+    same(gw.raw_bot(bot, [20, 1, 1, 5, 5], None, None), gw.raw_quick(gw.id, bot, [20, 1, 1, 5, 5]), "bad length");
+    // Ids that name no live gateway: another slot, another generation of this slot.
+    for id in [gw.id + 1, gw.id + (1 << 32), u64::MAX] {
+        assert_eq!(error_path(gw.raw_quick(id, bot, lens)), "gateway", "id {id:#x}");
+    }
+    assert_eq!(gw.bot_stats().expect("stats").pairs, 0, "failed calls record nothing");
+    assert_eq!(gw.raw_quick(gw.id, bot, lens).expect("decision"), BotVerdict::Allow);
+    assert_eq!(gw.bot_stats().expect("stats").pairs, 1);
+
+    // A second gateway in the same instance (as Node and Python gateways may share one) has
+    // its own id and its own state; once dropped, its id is refused.
+    let deadline = gw.instance.limits.call_deadline;
+    let other = gw
+        .instance
+        .call("create", deadline, |s, b| b.loopguard_policy_guard().gateway().call_create(s, "{}"))
+        .expect("call")
+        .expect("config");
+    let other_id =
+        gw.instance.call("id", deadline, |s, b| b.loopguard_policy_guard().gateway().call_id(s, other)).expect("id");
+    assert_ne!(other_id, gw.id);
+    let pairs = |gw: &mut Gateway, h| {
+        gw.instance.call("bot-stats", deadline, |s, b| b.loopguard_policy_guard().gateway().call_bot_stats(s, h))
+    };
+    gw.raw_quick(other_id, "discordacbot-1bot-3", lens).expect("decision on the other gateway");
+    assert_eq!(pairs(&mut gw, other).expect("stats").pairs, 1);
+    assert_eq!(gw.bot_stats().expect("stats").pairs, 1, "this gateway did not see it");
+    other.resource_drop(&mut gw.instance.store).expect("drop");
+    assert_eq!(error_path(gw.raw_quick(other_id, bot, lens)), "gateway", "a dropped gateway's id");
+    assert_eq!(gw.raw_quick(gw.id, bot, lens).expect("still working"), BotVerdict::Allow);
+}

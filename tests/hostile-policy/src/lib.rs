@@ -26,6 +26,8 @@ pub mod group;
 pub mod json;
 #[path = "../../../guest/src/packed.rs"]
 pub mod packed;
+#[path = "../../../guest/src/registry.rs"]
+pub mod registry;
 #[path = "../../../guest/src/replay.rs"]
 pub mod replay;
 #[path = "../../../guest/src/snapshot.rs"]
@@ -50,7 +52,7 @@ pub const POLICY_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+hostile");
 
 /// The interface version: the real one, or 1.0.0 with feature `major1`.
 #[cfg(not(feature = "major1"))]
-pub const INTERFACE_VERSION: &str = "0.3.0";
+pub const INTERFACE_VERSION: &str = "0.4.0";
 /// The interface version: the real one, or 1.0.0 with feature `major1`.
 #[cfg(feature = "major1")]
 pub const INTERFACE_VERSION: &str = "1.0.0";
