@@ -66,24 +66,60 @@ impl GuardGuest for Component {
             let reason = format!("is {gateway}, which is not the id of a live gateway of this instance");
             return Err(remember(PolicyError { path: "gateway".into(), reason }));
         };
-        let gw = GatewayResource { core, id: gateway };
-        gw.check_bot_message_packed(
-            fields,
-            channel_len,
-            account_len,
-            conversation_len,
-            room_len,
-            sender_len,
-            receiver_len,
-            ts_ms,
-            event_id_len,
-        )
-        .map_err(remember)
+        let lens =
+            BotLens { channel_len, account_len, conversation_len, room_len, sender_len, receiver_len, event_id_len };
+        bot_fields(&fields, &lens, ts_ms).and_then(|m| check_bot(&core, &m)).map_err(remember)
     }
 
     fn last_error() -> Option<PolicyError> {
         LAST_ERROR.with(|e| e.borrow().clone())
     }
+}
+
+/// The byte lengths of a packed bot message's fields (`check-bot-message-packed`).
+struct BotLens {
+    channel_len: u32,
+    account_len: u32,
+    conversation_len: u32,
+    room_len: Option<u32>,
+    sender_len: u32,
+    receiver_len: u32,
+    event_id_len: Option<u32>,
+}
+
+/// The bot message packed in `fields`; a bad length is an error naming its parameter.
+fn bot_fields<'a>(fields: &'a str, l: &BotLens, ts_ms: i64) -> Result<trace::BotMessage<'a>, PolicyError> {
+    let mut f = Fields::new(fields);
+    let channel = f.take(l.channel_len, "channel-len")?;
+    let account = f.take(l.account_len, "account-len")?;
+    let conversation = f.take(l.conversation_len, "conversation-len")?;
+    let room = f.take_opt(l.room_len, "room-len")?;
+    let sender = f.take(l.sender_len, "sender-len")?;
+    let receiver = f.take(l.receiver_len, "receiver-len")?;
+    let event_id = f.take_opt(l.event_id_len, "event-id-len")?;
+    f.finish()?;
+    let room = room.unwrap_or(conversation);
+    Ok(trace::BotMessage { channel, account, conversation, room, sender, receiver, ts_ms, event_id })
+}
+
+/// Checks a bot message on `core`.
+fn check_bot(core: &RefCell<Core>, msg: &trace::BotMessage<'_>) -> Result<BotVerdict, PolicyError> {
+    if msg.ts_ms < 0 {
+        return Err(PolicyError {
+            path: "message.ts-ms".into(),
+            reason: format!("must be a non-negative timestamp in milliseconds, not {}", msg.ts_ms),
+        });
+    }
+    Ok(match core.borrow_mut().bot_message(msg) {
+        bl::BotDecision::Allow => BotVerdict::Allow,
+        bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
+            cooldown_until_ms,
+            budget: match budget {
+                bl::Budget::Pair => Budget::Pair,
+                bl::Budget::Burst => Budget::Burst,
+            },
+        }),
+    })
 }
 
 /// Keeps `e` for `last-error`.
@@ -247,25 +283,6 @@ impl GatewayResource {
             }),
         })
     }
-
-    fn check_bot(&self, msg: &trace::BotMessage<'_>) -> Result<BotVerdict, PolicyError> {
-        if msg.ts_ms < 0 {
-            return Err(PolicyError {
-                path: "message.ts-ms".into(),
-                reason: format!("must be a non-negative timestamp in milliseconds, not {}", msg.ts_ms),
-            });
-        }
-        Ok(match self.core.borrow_mut().bot_message(msg) {
-            bl::BotDecision::Allow => BotVerdict::Allow,
-            bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
-                cooldown_until_ms,
-                budget: match budget {
-                    bl::Budget::Pair => Budget::Pair,
-                    bl::Budget::Burst => Budget::Burst,
-                },
-            }),
-        })
-    }
 }
 
 impl GuestGateway for GatewayResource {
@@ -353,16 +370,19 @@ impl GuestGateway for GatewayResource {
     }
 
     fn check_bot_message(&self, m: BotMessage) -> Result<BotVerdict, PolicyError> {
-        self.check_bot(&trace::BotMessage {
-            channel: &m.channel,
-            account: &m.account,
-            conversation: &m.conversation,
-            room: m.room.as_deref().unwrap_or(&m.conversation),
-            sender: &m.sender,
-            receiver: &m.receiver,
-            ts_ms: m.ts_ms,
-            event_id: m.event_id.as_deref(),
-        })
+        check_bot(
+            &self.core,
+            &trace::BotMessage {
+                channel: &m.channel,
+                account: &m.account,
+                conversation: &m.conversation,
+                room: m.room.as_deref().unwrap_or(&m.conversation),
+                sender: &m.sender,
+                receiver: &m.receiver,
+                ts_ms: m.ts_ms,
+                event_id: m.event_id.as_deref(),
+            },
+        )
     }
 
     #[allow(clippy::too_many_arguments)] // flat scalars on purpose: see `check-bot-message-packed` in the WIT
@@ -378,25 +398,9 @@ impl GuestGateway for GatewayResource {
         ts_ms: i64,
         event_id_len: Option<u32>,
     ) -> Result<BotVerdict, PolicyError> {
-        let mut f = Fields::new(&fields);
-        let channel = f.take(channel_len, "channel-len")?;
-        let account = f.take(account_len, "account-len")?;
-        let conversation = f.take(conversation_len, "conversation-len")?;
-        let room = f.take_opt(room_len, "room-len")?;
-        let sender = f.take(sender_len, "sender-len")?;
-        let receiver = f.take(receiver_len, "receiver-len")?;
-        let event_id = f.take_opt(event_id_len, "event-id-len")?;
-        f.finish()?;
-        self.check_bot(&trace::BotMessage {
-            channel,
-            account,
-            conversation,
-            room: room.unwrap_or(conversation),
-            sender,
-            receiver,
-            ts_ms,
-            event_id,
-        })
+        let lens =
+            BotLens { channel_len, account_len, conversation_len, room_len, sender_len, receiver_len, event_id_len };
+        check_bot(&self.core, &bot_fields(&fields, &lens, ts_ms)?)
     }
 
     fn id(&self) -> u64 {

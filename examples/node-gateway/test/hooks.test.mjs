@@ -174,6 +174,6 @@ describe('dispose', () => {
 describe('versions', () => {
   it('reports the policy and interface versions', () => {
     assert.match(policyVersion, /^\d+\.\d+\.\d+/);
-    assert.match(interfaceVersion, /^0\.3\./);
+    assert.match(interfaceVersion, /^0\.4\./);
   });
 });

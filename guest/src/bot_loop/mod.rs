@@ -173,14 +173,7 @@ impl BotGuard {
     #[inline(never)]
     fn prune(&mut self, now: i64) {
         self.next_prune_at = now.saturating_add(PRUNE_INTERVAL_MS);
-        self.pairs.retain(|_, pair| {
-            pair.drop_expired(now, pair.window_ms());
-            if pair.is_idle(now) {
-                return false;
-            }
-            pair.shrink();
-            true
-        });
+        self.pairs.retain(|_, pair| pair.prune(now));
         self.bursts.retain(|_, entry| {
             entry.drop_expired(now);
             !entry.is_idle(now)

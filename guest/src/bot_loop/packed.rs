@@ -236,6 +236,42 @@ impl PackedPair {
         }
     }
 
+    /// The prune's work on one pair (spec §2.4 step 6): drops the events that left the window,
+    /// then returns false if the pair is idle (to be deleted), else gives unused slots back and
+    /// returns true. The same as [`PackedPair::drop_expired`], [`PackedPair::is_idle`] and
+    /// [`PackedPair::shrink`] in a row, with one pass over the events instead of four: the prune
+    /// visits every pair once a minute, and at 100 000 pairs those visits were a tenth of the
+    /// guard's work.
+    pub fn prune(&mut self, now: i64) -> bool {
+        if !self.is_compact() {
+            self.drop_expired(now, self.window_ms());
+            return !self.is_idle(now);
+        }
+        let horizon = offset_of(now.saturating_sub(self.window_ms()), self.base());
+        let cooldown_over = self.cooldown_until() <= now;
+        let slots = &mut self.words[HEADER..];
+        let (mut len, mut kept) = (0, 0);
+        while len < slots.len() && slots[len] != EMPTY {
+            let w = slots[len];
+            // Kept while ts > now − window (a horizon before `base` keeps everything).
+            if horizon.is_none_or(|h| w >> 32 > h) {
+                slots[kept] = w;
+                kept += 1;
+            }
+            len += 1;
+        }
+        if kept == 0 && cooldown_over {
+            return false;
+        }
+        slots[kept..len].fill(EMPTY);
+        let capacity = slots.len();
+        // `shrink`'s own test, without its pass over the events.
+        if kept < capacity && (kept == 0 || kept * 2 <= capacity) {
+            self.shrink();
+        }
+        true
+    }
+
     /// True when nothing is retained and no cooldown reaches past `now` (prunable, §2.4 step 6).
     pub fn is_idle(&self, now: i64) -> bool {
         self.is_empty() && self.cooldown_until() <= now

@@ -32,12 +32,21 @@ fn step(packed: &mut PackedPair, plain: &mut PairEntry, now: i64, tag: u32, s: (
     decision
 }
 
-/// The prune's part (spec §2.4 step 6), on both forms.
+/// The prune's part (spec §2.4 step 6), on both forms: [`PackedPair::prune`] keeps the pair
+/// exactly when the plain pair is not idle, holds what the plain pair holds, and leaves the
+/// block as the separate steps (drop, shrink) would.
 fn prune(packed: &mut PackedPair, plain: &mut PairEntry, now: i64) {
-    packed.drop_expired(now, packed.window_ms());
+    let mut by_steps = packed.clone();
+    by_steps.drop_expired(now, by_steps.window_ms());
+    let idle = by_steps.is_idle(now);
+    by_steps.shrink();
     plain.drop_expired(now, plain.window_ms);
-    assert_eq!(packed.is_idle(now), plain.is_idle(now), "idle at {now}");
-    packed.shrink();
+    assert_eq!(idle, plain.is_idle(now), "idle at {now}");
+    assert_eq!(packed.prune(now), !idle, "kept at {now}");
+    if !idle {
+        assert_eq!(packed, &by_steps, "block after the prune at {now}");
+    }
+    *packed = by_steps;
     assert_eq!(&packed.unpack(), plain, "state after the prune at {now}");
 }
 
