@@ -64,7 +64,8 @@ impl GuardGuest for Component {
     ) -> Result<BotVerdict, ()> {
         let Some(core) = GATEWAYS.with(|g| g.borrow().get(gateway)) else {
             let reason = format!("is {gateway}, which is not the id of a live gateway of this instance");
-            return Err(remember(PolicyError { path: "gateway".into(), reason }));
+            remember(PolicyError { path: "gateway".into(), reason });
+            return Err(());
         };
         let lens =
             BotLens { channel_len, account_len, conversation_len, room_len, sender_len, receiver_len, event_id_len };
@@ -89,17 +90,66 @@ struct BotLens {
 
 /// The bot message packed in `fields`; a bad length is an error naming its parameter.
 fn bot_fields<'a>(fields: &'a str, l: &BotLens, ts_ms: i64) -> Result<trace::BotMessage<'a>, PolicyError> {
+    match cut_bot_fields(fields, l, ts_ms) {
+        Some(m) => Ok(m),
+        None => Err(bot_fields_error(fields, l)),
+    }
+}
+
+/// [`bot_fields`] when every length is right (an `Option` travels in registers, a `Result`
+/// carrying a `PolicyError` through memory, on each of seven fields).
+fn cut_bot_fields<'a>(fields: &'a str, l: &BotLens, ts_ms: i64) -> Option<trace::BotMessage<'a>> {
+    let mut rest = fields;
+    let mut cut = |len: u32| -> Option<&'a str> {
+        let (field, tail) = rest.split_at_checked(usize::try_from(len).ok()?)?;
+        rest = tail;
+        Some(field)
+    };
+    let channel = cut(l.channel_len)?;
+    let account = cut(l.account_len)?;
+    let conversation = cut(l.conversation_len)?;
+    let room = match l.room_len {
+        Some(len) => cut(len)?,
+        None => conversation,
+    };
+    let sender = cut(l.sender_len)?;
+    let receiver = cut(l.receiver_len)?;
+    let event_id = match l.event_id_len {
+        Some(len) => Some(cut(len)?),
+        None => None,
+    };
+    rest.is_empty().then_some(trace::BotMessage {
+        channel,
+        account,
+        conversation,
+        room,
+        sender,
+        receiver,
+        ts_ms,
+        event_id,
+    })
+}
+
+/// Which length of a packed bot message is wrong, worded by the `Fields` reader.
+#[cold]
+#[inline(never)]
+fn bot_fields_error(fields: &str, l: &BotLens) -> PolicyError {
     let mut f = Fields::new(fields);
-    let channel = f.take(l.channel_len, "channel-len")?;
-    let account = f.take(l.account_len, "account-len")?;
-    let conversation = f.take(l.conversation_len, "conversation-len")?;
-    let room = f.take_opt(l.room_len, "room-len")?;
-    let sender = f.take(l.sender_len, "sender-len")?;
-    let receiver = f.take(l.receiver_len, "receiver-len")?;
-    let event_id = f.take_opt(l.event_id_len, "event-id-len")?;
-    f.finish()?;
-    let room = room.unwrap_or(conversation);
-    Ok(trace::BotMessage { channel, account, conversation, room, sender, receiver, ts_ms, event_id })
+    let mut check = || -> Result<(), PolicyError> {
+        f.take(l.channel_len, "channel-len")?;
+        f.take(l.account_len, "account-len")?;
+        f.take(l.conversation_len, "conversation-len")?;
+        f.take_opt(l.room_len, "room-len")?;
+        f.take(l.sender_len, "sender-len")?;
+        f.take(l.receiver_len, "receiver-len")?;
+        f.take_opt(l.event_id_len, "event-id-len")?;
+        Ok(f.finish()?)
+    };
+    // The reader makes the same checks as `cut_bot_fields`, so one of them fails here.
+    check().err().unwrap_or_else(|| PolicyError {
+        path: "fields".into(),
+        reason: "was refused, but every length checks out; please report this policy bug".into(),
+    })
 }
 
 /// Checks a bot message on `core`.
@@ -137,7 +187,7 @@ struct GatewayResource {
 
 thread_local! {
     /// Every live gateway of this instance, by id (a component instance is single-threaded).
-    static GATEWAYS: RefCell<Registry<RefCell<Core>>> = RefCell::new(Registry::default());
+    static GATEWAYS: RefCell<Registry<RefCell<Core>>> = const { RefCell::new(Registry::new()) };
     /// The error of the last failed `-quick` call, for `last-error`.
     static LAST_ERROR: RefCell<Option<PolicyError>> = const { RefCell::new(None) };
 }

@@ -37,11 +37,16 @@ pub struct Registry<T> {
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
-        Self { slots: Vec::new() }
+        Self::new()
     }
 }
 
 impl<T> Registry<T> {
+    /// An empty registry (`const`, so that a `thread_local!` holding one needs no lazy set-up).
+    pub const fn new() -> Self {
+        Self { slots: Vec::new() }
+    }
+
     /// Registers `value` and returns its id: a free slot (one whose value is gone) with its
     /// generation moved on, or a new slot.
     pub fn register(&mut self, value: &Rc<T>) -> u64 {

@@ -122,7 +122,10 @@ impl PackedPair {
     }
 
     /// Runs a plain rule on the unpacked pair and packs the result: the path for the wide layout
-    /// and for the rare changes the compact layout cannot take in place.
+    /// and for the rare changes the compact layout cannot take in place. Out of line, so that the
+    /// compact fast paths that fall back to it stay small.
+    #[cold]
+    #[inline(never)]
     fn via_plain<R>(&mut self, rule: impl FnOnce(&mut PairEntry) -> R) -> R {
         let mut plain = self.unpack();
         let out = rule(&mut plain);

@@ -163,7 +163,7 @@ impl Gateway {
                 l.event_id,
             )
         })?;
-        verdict.or_else(|()| Err(self.last_error("check-bot-message")))
+        verdict.map_err(|()| self.last_error("check-bot-message"))
     }
 
     /// The error a `-quick` call just failed with. A policy that fails such a call without

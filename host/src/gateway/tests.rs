@@ -319,7 +319,7 @@ impl Gateway {
                 None,
             )
         })?;
-        verdict.or_else(|()| Err(self.last_error("check-bot-message-quick")))
+        verdict.map_err(|()| self.last_error("check-bot-message-quick"))
     }
 }
 
