@@ -7,7 +7,8 @@
 //!
 //! How: a slot per live gateway, reused once its gateway is gone, and a generation per slot that
 //! goes up on every reuse. An id is `generation << 32 | slot`, so an id kept after its gateway was
-//! dropped never reaches the gateway that took the slot later. The registry holds weak
+//! dropped does not reach the gateway that took the slot later (until the slot's generation wraps,
+//! after 2³² reuses). The registry holds weak
 //! references: the resource owns its gateway, and dropping the resource is all it takes to end
 //! it. Memory is bounded by the largest number of gateways alive at once.
 //!
