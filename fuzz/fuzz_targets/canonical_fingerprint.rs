@@ -3,13 +3,16 @@
 //! whose canonical text is the same (canonicalization is a fixed point), and so are the digests;
 //! every string literal the reader keeps as canonical is exactly what escaping its text gives;
 //! and the tree-less writer (`canonical_text`) either gives up or writes exactly the tree's
-//! canonical text, finds the same top-level `action`, and never accepts text the reader rejects.
+//! canonical text, finds the same top-level `action`, and never accepts text the reader rejects;
+//! and a result hashed straight from its text (`hash_result_text`) either gives up or hashes as
+//! the tree path does, for tools with and without outcome shapes of their own.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use loopguard_policy::canonical_text::CanonicalText;
 use loopguard_policy::digest::{args_digest, args_digest_canonical, canonical, js_trim, tag, value_digest, write_string};
 use loopguard_policy::json::{self, Json, Text};
+use loopguard_policy::tool_loop::outcome::{hash_outcome, hash_result_text, Outcome};
 
 fn all_finite(v: &Json) -> bool {
     match v {
@@ -48,9 +51,17 @@ fuzz_target!(|data: &[u8]| {
     let fast = writer.write(text).map(|w| (w.canonical.to_vec(), w.action.map(str::to_string)));
     let Ok(v) = json::parse(text) else {
         assert!(fast.is_none(), "the tree-less writer accepted text the reader rejects: {text:?}");
+        let result = hash_result_text("read", None, text, &[], &mut writer);
+        assert!(result.is_none(), "the result text path accepted text the reader rejects: {text:?}");
         return;
     };
     check_literals(&v);
+    for tool in ["read", "exec", "process"] {
+        if let Some(h) = hash_result_text(tool, None, text, &[], &mut writer) {
+            let tree = hash_outcome(tool, None, Outcome::Result(&v), &[]);
+            assert_eq!(Some(h), tree, "{tool} result hashed from its text differs\ninput: {text:?}");
+        }
+    }
     let c = canonical(&v);
     let d = value_digest(tag::RESULT, &v);
     let a = args_digest("exec", &v);

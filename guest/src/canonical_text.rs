@@ -52,6 +52,8 @@ pub struct CanonicalText {
     out: Vec<u8>,
     members: Vec<Member>,
     body: Vec<u8>,
+    /// Source ranges of the texts a result's `content[]` contributes ([`CanonicalText::write_result`]).
+    texts: Vec<Range<usize>>,
 }
 
 /// What [`CanonicalText::write`] found.
@@ -62,6 +64,18 @@ pub struct Written<'o, 't> {
     /// The value of the top-level member `action` when the text is an object with a string
     /// `action` (what `process` polls and `message` sends are recognised by).
     pub action: Option<&'t str>,
+}
+
+/// What [`CanonicalText::write_result`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub struct WrittenResult<'o> {
+    /// What the default outcome rule hashes: `{"details":…,"text":…}` for an object result, the
+    /// canonical result itself otherwise.
+    pub canonical: &'o [u8],
+    /// The result's `details` may have a `status` member (judged conservatively: the bytes
+    /// `"status":` occur in its canonical text). Exec outcomes and the loop veto read it, so a
+    /// caller that has no rule for it takes the tree path.
+    pub status: bool,
 }
 
 /// Gives up: the tree path decides.
@@ -84,6 +98,48 @@ impl CanonicalText {
         }
         Some(Written { canonical: &self.out, action: r.action })
     }
+
+    /// The hash input of a tool result under the default outcome rule (spec/tool-loop.md §1.3,
+    /// steps 2, 3 and 8): for an object, `{"details":D,"text":T}` where D is the canonical
+    /// `details` (`{}` unless it is an object) and T the `text` of every `content[]` entry with
+    /// a string `type` and a string `text`, joined with `\n` and trimmed; for anything else, the
+    /// canonical result. Written straight from the text, without a tree.
+    ///
+    /// Besides the cases where [`CanonicalText::write`] gives up, this gives up on a duplicate
+    /// `details`, `content`, `type` or `text` key (the last one would win), and when trimming
+    /// could change the joined text: the first text starts, or the last text ends, with
+    /// whitespace, an escape or a non-ASCII character, or one of them is empty.
+    pub fn write_result<'o>(&'o mut self, text: &str) -> Option<WrittenResult<'o>> {
+        self.out.clear();
+        self.members.clear();
+        self.texts.clear();
+        let mut r = Reader { s: text.as_bytes(), src: text, i: 0, action: None };
+        r.ws();
+        let status = if r.s.get(r.i) == Some(&b'{') {
+            r.result(self).ok()?
+        } else {
+            r.value(self, 0).ok()?;
+            false
+        };
+        r.ws();
+        if r.i != r.s.len() {
+            return None;
+        }
+        Some(WrittenResult { canonical: &self.out, status })
+    }
+}
+
+/// Whether a text whose literal body is `body` keeps its first character under `trim()`: it
+/// starts with a printable ASCII character (not a space, not an escape). Conservative.
+fn keeps_start(body: &[u8]) -> bool {
+    matches!(body.first(), Some(&b) if b > b' ' && b < 0x80 && b != b'\\')
+}
+
+/// Whether a text whose literal body is `body` keeps its last character under `trim()`: it ends
+/// with a printable ASCII character that is not part of an escape (no backslash in the last six
+/// bytes, the length of the longest escape). Conservative.
+fn keeps_end(body: &[u8]) -> bool {
+    matches!(body.last(), Some(&b) if b > b' ' && b < 0x80) && !body[body.len().saturating_sub(6)..].contains(&b'\\')
 }
 
 struct Reader<'t> {
@@ -225,6 +281,156 @@ impl<'t> Reader<'t> {
             w.out.push(b'}');
             return Ok(());
         }
+    }
+
+    /// Skips a value, checking it as [`Reader::value`] does.
+    fn skip(&mut self, w: &mut CanonicalText, depth: usize) -> Step {
+        let at = w.out.len();
+        self.value(w, depth)?;
+        w.out.truncate(at);
+        Ok(())
+    }
+
+    /// Reads a member's key and its colon; escaped keys give up.
+    fn key(&mut self) -> Result<Range<usize>, GiveUp> {
+        self.ws();
+        if self.s.get(self.i) != Some(&b'"') {
+            return Err(GiveUp);
+        }
+        let (key, escaped) = self.string()?;
+        self.ws();
+        if escaped || !self.eat(b':') {
+            return Err(GiveUp);
+        }
+        self.ws();
+        Ok(key)
+    }
+
+    /// After a member or an element: `,` (true, more follow) or `close` (false).
+    fn next(&mut self, close: u8) -> Result<bool, GiveUp> {
+        self.ws();
+        if self.eat(b',') {
+            Ok(true)
+        } else if self.eat(close) {
+            Ok(false)
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    /// The result object (at its `{`): see [`CanonicalText::write_result`]. Returns whether
+    /// `details` may have a `status`.
+    fn result(&mut self, w: &mut CanonicalText) -> Result<bool, GiveUp> {
+        self.i += 1;
+        w.out.extend_from_slice(b"{\"details\":");
+        let head = w.out.len();
+        let (mut details, mut content) = (false, false);
+        self.ws();
+        let mut more = !self.eat(b'}');
+        while more {
+            let key = self.key()?;
+            match &self.s[key] {
+                b"details" if details => return Err(GiveUp),
+                b"details" => {
+                    details = true;
+                    // Written in place (nothing else is kept in `out` until the end); a details
+                    // that is not an object counts as `{}`.
+                    if self.s.get(self.i) == Some(&b'{') {
+                        self.value(w, 1)?;
+                    } else {
+                        self.skip(w, 1)?;
+                    }
+                }
+                b"content" if content => return Err(GiveUp),
+                b"content" => {
+                    content = true;
+                    if self.s.get(self.i) == Some(&b'[') {
+                        self.content(w, 2)?;
+                    } else {
+                        self.skip(w, 1)?;
+                    }
+                }
+                _ => self.skip(w, 1)?,
+            }
+            more = self.next(b'}')?;
+        }
+        if w.out.len() == head {
+            w.out.extend_from_slice(b"{}");
+        }
+        let status = w.out[head..].windows(9).any(|win| win == b"\"status\":");
+        if let (Some(first), Some(last)) = (w.texts.first(), w.texts.last()) {
+            if !keeps_start(&self.s[first.clone()]) || !keeps_end(&self.s[last.clone()]) {
+                return Err(GiveUp);
+            }
+        }
+        w.out.extend_from_slice(b",\"text\":\"");
+        for (n, t) in w.texts.iter().enumerate() {
+            if n > 0 {
+                w.out.extend_from_slice(b"\\n");
+            }
+            w.out.extend_from_slice(&self.s[t.clone()]);
+        }
+        w.out.extend_from_slice(b"\"}");
+        Ok(status)
+    }
+
+    /// A result's `content` array (at its `[`): collects the texts of its entries.
+    fn content(&mut self, w: &mut CanonicalText, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        self.i += 1;
+        self.ws();
+        let mut more = !self.eat(b']');
+        while more {
+            self.ws();
+            if self.s.get(self.i) == Some(&b'{') {
+                self.content_entry(w, depth + 1)?;
+            } else {
+                self.skip(w, depth)?;
+            }
+            more = self.next(b']')?;
+        }
+        Ok(())
+    }
+
+    /// One `content[]` entry (at its `{`): its text counts when both `type` and `text` are
+    /// strings.
+    fn content_entry(&mut self, w: &mut CanonicalText, depth: usize) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        self.i += 1;
+        let (mut typed, mut text): (Option<bool>, Option<Option<Range<usize>>>) = (None, None);
+        self.ws();
+        let mut more = !self.eat(b'}');
+        while more {
+            let key = self.key()?;
+            let is_string = self.s.get(self.i) == Some(&b'"');
+            match &self.s[key] {
+                b"type" if typed.is_some() => return Err(GiveUp),
+                b"text" if text.is_some() => return Err(GiveUp),
+                b"type" if is_string => {
+                    self.string()?;
+                    typed = Some(true);
+                }
+                b"text" if is_string => text = Some(Some(self.string()?.0)),
+                b"type" => {
+                    self.skip(w, depth)?;
+                    typed = Some(false);
+                }
+                b"text" => {
+                    self.skip(w, depth)?;
+                    text = Some(None);
+                }
+                _ => self.skip(w, depth)?,
+            }
+            more = self.next(b'}')?;
+        }
+        if let (Some(true), Some(Some(body))) = (typed, text) {
+            w.texts.push(body);
+        }
+        Ok(())
     }
 
     /// Puts the members `base..` (written from `body_start` on) into key order, unless they are

@@ -318,9 +318,17 @@ impl GatewayResource {
                 }
             }
         };
-        let value = parse_json(outcome, if threw { "outcome.error" } else { "outcome.result" })?;
-        let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
-        let v = core.record_tool_outcome_facts(meta, &facts, o);
+        let path = if threw { "outcome.error" } else { "outcome.result" };
+        check_size(outcome, path)?;
+        let fast = if threw { None } else { core.record_tool_result_text(meta, &facts, outcome) };
+        let v = match fast {
+            Some(v) => v,
+            None => {
+                let value = parse_json(outcome, path)?;
+                let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
+                core.record_tool_outcome_facts(meta, &facts, o)
+            }
+        };
         drop(core);
         Ok(match v {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,

@@ -6,11 +6,13 @@
 //! a trace through.
 
 use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
+use crate::canonical_text::CanonicalText;
 use crate::config::Config;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
 use crate::json::Json;
 use crate::store::BoundedMap;
 use crate::tool_loop::memo::CallMemo;
+use crate::tool_loop::outcome;
 use crate::tool_loop::{
     CallFacts, CallRef, CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict,
 };
@@ -25,6 +27,8 @@ pub struct Gateway {
     pub(crate) groups: GroupCoordinator,
     /// Facts of the last few checked calls, reused by their outcomes (not part of snapshots).
     memo: CallMemo,
+    /// Scratch for hashing results straight from their text ([`Gateway::record_tool_result_text`]).
+    result_text: CanonicalText,
 }
 
 /// Counters for metrics.
@@ -51,6 +55,7 @@ impl Gateway {
             bots: BotGuard::new(l.max_pairs),
             groups: GroupCoordinator::new(l.max_group_threads),
             memo: CallMemo::default(),
+            result_text: CanonicalText::default(),
             config,
         }
     }
@@ -136,6 +141,24 @@ impl Gateway {
         let settings = self.config.tools.for_agent(call.agent);
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
         session.outcome_facts(call, facts, outcome, settings, &self.config.limits.send_tools)
+    }
+
+    /// [`Gateway::record_tool_outcome_facts`] of a result given as JSON text, hashed without
+    /// reading it into a tree; `None` (nothing recorded) when the text is outside that path's
+    /// common case (see [`outcome::hash_result_text`]) and the caller must parse it and take the
+    /// tree path, which also reports malformed JSON.
+    pub fn record_tool_result_text(
+        &mut self,
+        call: &CallRef<'_>,
+        facts: &CallFacts,
+        text: &str,
+    ) -> Option<OutcomeVerdict> {
+        let send_tools = &self.config.limits.send_tools;
+        let action = facts.action.as_deref();
+        let hashed = outcome::hash_result_text(call.tool, action, text, send_tools, &mut self.result_text)?;
+        let settings = self.config.tools.for_agent(call.agent);
+        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
+        Some(session.record_hashed(call, facts, Some(hashed), settings))
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.

@@ -34,7 +34,8 @@ fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
 
 /// What the component does for one decision, natively: fingerprint the arguments straight from
 /// their text (parsing them only when that gives up) and check; on the outcome, reuse the
-/// checked call's facts (the arguments are not read again) and parse the result.
+/// checked call's facts (the arguments are not read again) and hash the result straight from its
+/// text (parsing it only when that gives up).
 fn native_decide(gw: &mut Native, e: &Event) {
     let meta = CallRef { session: &e.session, tool: e.tool, run: Some("run-1"), agent: None, call_id: None };
     let verdict = match gw.check_tool_call_fast(&meta, &e.args) {
@@ -57,8 +58,14 @@ fn native_decide(gw: &mut Native, e: &Event) {
         Some(f) => f,
         None => gw.call_facts(e.tool, &json::parse(&e.args).expect("valid args"), meta.run),
     };
-    let result = json::parse(&e.result).expect("valid result");
-    black_box(gw.record_tool_outcome_facts(&meta, &facts, Outcome::Result(&result)));
+    let verdict = match gw.record_tool_result_text(&meta, &facts, &e.result) {
+        Some(v) => v,
+        None => {
+            let result = json::parse(&e.result).expect("valid result");
+            gw.record_tool_outcome_facts(&meta, &facts, Outcome::Result(&result))
+        }
+    };
+    black_box(verdict);
 }
 
 fn main() {

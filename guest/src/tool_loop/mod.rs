@@ -34,7 +34,7 @@ use compaction::CompactionGuard;
 pub use detect::Detector;
 use history::History;
 pub use memo::CallFacts;
-pub use outcome::Outcome;
+pub use outcome::{HashedOutcome, Outcome};
 use warnings::WarningBuckets;
 
 /// Post-compaction guards kept per session (one per run; the least recently used goes first).
@@ -217,7 +217,19 @@ impl Session {
         s: &LoopSettings,
         send_tools: &[String],
     ) -> OutcomeVerdict {
-        let Some(hashed) = outcome::hash_outcome(call.tool, f.action.as_deref(), outcome, send_tools) else {
+        let hashed = outcome::hash_outcome(call.tool, f.action.as_deref(), outcome, send_tools);
+        self.record_hashed(call, f, hashed, s)
+    }
+
+    /// Records an outcome already hashed (`None`: nothing to record, see [`outcome::hash_outcome`]).
+    pub fn record_hashed(
+        &mut self,
+        call: &CallRef<'_>,
+        f: &CallFacts,
+        hashed: Option<HashedOutcome>,
+        s: &LoopSettings,
+    ) -> OutcomeVerdict {
+        let Some(hashed) = hashed else {
             return OutcomeVerdict::Ignored;
         };
         self.history.record_outcome(

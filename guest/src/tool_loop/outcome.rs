@@ -4,6 +4,7 @@
 //! equality is too strict: exec results carry durations and pids, message sends carry fresh
 //! message ids. So each tool family hashes only the part of its outcome that shows progress.
 
+use crate::canonical_text::CanonicalText;
 use crate::digest::{js_trim, tag, write_canonical, write_string, write_text, Digest, Hasher, Sink};
 use crate::json::{Json, Text};
 
@@ -116,6 +117,39 @@ pub fn hash_outcome(
     }
     o.end();
     done(h)
+}
+
+/// [`hash_outcome`] of a result given as JSON text, hashed straight from the text when the
+/// default rule applies (step 8, or step 2 for a result that is not an object) and the text is
+/// in the common case of [`CanonicalText::write_result`]. `None` sends the caller to the tree
+/// path: `update_plan`, `process` polls and logs, message sends, a `details` that may hold a
+/// `status` (exec outcomes and the loop veto read it), and any text the writer gives up on,
+/// malformed JSON included.
+///
+/// Why: reading a result of a few hundred bytes into a tree, only to write most of it back out
+/// for the hash, was the largest part of recording an outcome.
+pub fn hash_result_text(
+    tool: &str,
+    action: Option<&str>,
+    text: &str,
+    send_tools: &[String],
+    w: &mut CanonicalText,
+) -> Option<HashedOutcome> {
+    let has_shape = match tool {
+        "update_plan" => true,
+        "process" => matches!(action, Some("poll" | "log")),
+        _ => is_send(tool, action, send_tools),
+    };
+    if has_shape {
+        return None;
+    }
+    let written = w.write_result(text)?;
+    if written.status {
+        return None;
+    }
+    let mut h = Hasher::new(tag::RESULT);
+    h.bytes(written.canonical);
+    Some(HashedOutcome { digest: h.finish(), unknown_tool: None })
 }
 
 /// Writes a canonical object member by member; callers give keys in sorted order.

@@ -278,3 +278,109 @@ fn a_text_hashes_the_same_however_its_escapes_are_written() {
     }
     assert!(!same("read", "{}", forms[0], r#"{"content":[{"type":"text","text":"ok\nA/\u001e"}]}"#));
 }
+
+/// [`hash_result_text`] of `result` for `tool` (no params action, no extra send tools).
+fn text_hash(tool: &str, result: &str) -> Option<Digest> {
+    hash_result_text(tool, None, result, &[], &mut CanonicalText::default()).map(|h| h.digest)
+}
+
+#[test]
+fn results_hashed_from_their_text_agree_with_the_tree() {
+    let cases = [
+        // The workload's shape: one text entry, no details.
+        r#"{"content":[{"type":"text","text":"running 3 tests\ntest a ... ok\ntest result: FAILED. 2 passed; 1 failed"}],"exitCode":101,"durationMs":1007}"#,
+        // Details in any member order, nested and unsorted; other members ignored.
+        r#"{"details":{"z":[1,{"y":2,"x":1}],"a":"b"},"content":[{"text":"hi","type":"text"}]}"#,
+        r#" { "content" : [ { "type" : "text" , "text" : "spaced" } ] , "details" : { } } "#,
+        // Several entries are joined with a newline; entries without a string type or text are
+        // skipped, whatever their type says.
+        r#"{"content":[{"type":"text","text":"one"},{"type":"image","data":"xx"},{"type":1,"text":"no"},{"type":"x","text":"two"},7,"s",null]}"#,
+        r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":""},{"type":"text","text":"b"}]}"#,
+        // Inner whitespace and escapes stay.
+        r#"{"content":[{"type":"text","text":"a \"q\" \\ \t\u001f é 😀 z"}]}"#,
+        // No content, or content that is not an array: the text is "".
+        r#"{}"#,
+        r#"{"content":"text"}"#,
+        r#"{"content":[]}"#,
+        // Details that are not an object count as {}.
+        r#"{"details":[1,2],"content":[{"type":"t","text":"x"}]}"#,
+        r#"{"details":null}"#,
+        // Results that are not objects hash whole.
+        r#""plain text""#,
+        r#"[{"b":1,"a":2}]"#,
+        "42",
+    ];
+    for result in cases {
+        for tool in ["read", "exec", "process", "web_fetch"] {
+            let tree = result_hash(tool, "{}", result);
+            assert!(tree.is_some(), "{result}");
+            assert_eq!(text_hash(tool, result), tree, "{tool}: {result}");
+        }
+    }
+}
+
+#[test]
+fn the_text_path_writes_details_and_text_as_the_spec_says() {
+    let mut w = CanonicalText::default();
+    let written = |w: &mut CanonicalText, r: &str| {
+        w.write_result(r).map(|x| (String::from_utf8(x.canonical.to_vec()).unwrap(), x.status))
+    };
+    assert_eq!(
+        written(
+            &mut w,
+            r#"{"x":1,"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"details":{"b":1,"a":null}}"#
+        ),
+        Some((r#"{"details":{"a":null,"b":1},"text":"a\nb"}"#.to_string(), false))
+    );
+    assert_eq!(
+        written(&mut w, r#"{"details":{"status":"ok"}}"#),
+        Some((r#"{"details":{"status":"ok"},"text":""}"#.into(), true))
+    );
+    assert_eq!(written(&mut w, r#"{"b":2,"a":1}"#), Some((r#"{"details":{},"text":""}"#.into(), false)));
+    assert_eq!(written(&mut w, r#"[{"b":2,"a":1}]"#), Some((r#"[{"a":1,"b":2}]"#.into(), false)));
+}
+
+#[test]
+fn the_text_path_gives_up_where_the_tree_has_rules_of_its_own() {
+    let text = r#"{"content":[{"type":"text","text":"x"}]}"#;
+    // Tools with outcome shapes of their own.
+    assert_eq!(text_hash("update_plan", text), None);
+    assert_eq!(text_hash("sessions_send", text), None);
+    let mut w = CanonicalText::default();
+    assert!(hash_result_text("process", Some("poll"), text, &[], &mut w).is_none());
+    assert!(hash_result_text("message", Some("send"), text, &[], &mut w).is_none());
+    assert!(hash_result_text("telegram", None, text, &["telegram".into()], &mut w).is_none());
+    assert!(hash_result_text("process", Some("list"), text, &[], &mut w).is_some());
+    assert!(hash_result_text("message", Some("read"), text, &[], &mut w).is_some());
+    for result in [
+        // A status in details: exec shapes and the loop veto read it.
+        r#"{"details":{"status":"blocked","deniedReason":"tool-loop"}}"#,
+        r#"{"details":{"status":"running","tail":"x"}}"#,
+        // Duplicate keys: the last one wins in the tree.
+        r#"{"details":{},"details":{"a":1}}"#,
+        r#"{"content":[],"content":[{"type":"t","text":"x"}]}"#,
+        r#"{"content":[{"type":"t","text":"x","text":"y"}]}"#,
+        r#"{"content":[{"type":"t","type":1,"text":"y"}]}"#,
+        // Trimming could change the text.
+        r#"{"content":[{"type":"t","text":" x"}]}"#,
+        r#"{"content":[{"type":"t","text":"x\n"}]}"#,
+        r#"{"content":[{"type":"t","text":"\tx"}]}"#,
+        r#"{"content":[{"type":"t","text":"x\u000b"}]}"#,
+        "{\"content\":[{\"type\":\"t\",\"text\":\"x\u{a0}\"}]}",
+        "{\"content\":[{\"type\":\"t\",\"text\":\"\u{feff}x\"}]}",
+        r#"{"content":[{"type":"t","text":""},{"type":"t","text":"x"}]}"#,
+        r#"{"content":[{"type":"t","text":"x"},{"type":"t","text":""}]}"#,
+        // Escaped keys and non-canonical escapes.
+        r#"{"det\u0061ils":{}}"#,
+        r#"{"content":[{"type":"t","text":"a\/b"}]}"#,
+    ] {
+        assert_eq!(text_hash("read", result), None, "{result}");
+        assert!(result_hash("read", "{}", result).is_some() || result.contains("tool-loop"), "{result}");
+    }
+    // Not JSON: the tree path reports it.
+    for result in
+        ["", "{", r#"{"content":[{"type":"t","text":"x"}]"#, r#"{"content":[{"type":"t","text":"x"},]}"#, "{} x"]
+    {
+        assert_eq!(text_hash("read", result), None, "{result:?}");
+    }
+}
