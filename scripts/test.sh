@@ -13,6 +13,12 @@ export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 echo "test: cargo test --workspace $*" >&2
 cargo test --workspace "$@"
 
+# The guest's unit tests once more on the target the gateways run: wasm32-wasip2 with SIMD,
+# under the wasmtime CLI. The component has code of its own there (vector string scans, SIMD
+# blake3, fixed-size copies), which the native run above does not execute.
+echo "test: cargo test -p loopguard-policy --lib --target wasm32-wasip2 (under wasmtime run)" >&2
+CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run" cargo test -p loopguard-policy --lib --target wasm32-wasip2
+
 # Non-Rust gateways (examples/node-gateway, examples/python-gateway) load the .wasm that
 # cargo just built (host/build.rs -> target/policy/…/loopguard_policy.wasm); then the parity
 # test holds the Rust host, the wasmtime CLI, Node and Python to byte-identical decisions.

@@ -36,12 +36,13 @@ struct Member {
 
 impl Member {
     fn new(key_text: &[u8], key: Range<usize>, segment: Range<usize>) -> Self {
-        let head = &key_text[..key_text.len().min(8)];
-        let prefix = head.is_ascii().then(|| {
-            let mut b = [0u8; 8];
-            b[..head.len()].copy_from_slice(head);
-            u64::from_be_bytes(b)
-        });
+        // Byte by byte: on wasm32 a copy of unknown length is a `memory.copy` call.
+        let (mut word, mut high) = (0u64, 0u8);
+        for (k, &b) in key_text.iter().take(8).enumerate() {
+            word |= u64::from(b) << (56 - 8 * k);
+            high |= b;
+        }
+        let prefix = high.is_ascii().then_some(word);
         Member { prefix, key, segment }
     }
 }

@@ -108,9 +108,9 @@ fn config_errors_cross_as_policy_errors_with_their_path() {
 #[test]
 fn a_newer_policy_reads_a_format_1_snapshot() {
     // Policy 0.1 wrote format 1 (sessions only); this policy writes format 2 and reads both.
-    let trace = std::fs::read_to_string("../examples/traces/exec-poll-no-progress/trace.jsonl").unwrap();
-    let config = std::fs::read_to_string("../examples/traces/exec-poll-no-progress/config.json5").unwrap();
-    let expected = std::fs::read_to_string("../examples/traces/exec-poll-no-progress/expected.jsonl").unwrap();
+    let trace = include_str!("../../examples/traces/exec-poll-no-progress/trace.jsonl");
+    let config = include_str!("../../examples/traces/exec-poll-no-progress/config.json5");
+    let expected = include_str!("../../examples/traces/exec-poll-no-progress/expected.jsonl");
     let lines: Vec<&str> = trace.lines().collect();
     let mut old = Gateway::new(Config::parse(&config).unwrap());
     let mut out = old.apply_events(&lines[..30].join("\n"), 1).unwrap();
