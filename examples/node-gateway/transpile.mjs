@@ -51,7 +51,7 @@ if (
   process.exit(0);
 }
 
-const { files, fastDebugLog } = await transpilePolicy(bytes);
+const { files, fastDebugLog, asciiLength } = await transpilePolicy(bytes);
 rmSync(outDir, { recursive: true, force: true });
 for (const [name, data] of Object.entries(files)) {
   mkdirSync(dirname(join(outDir, name)), { recursive: true });
@@ -59,6 +59,9 @@ for (const [name, data] of Object.entries(files)) {
 }
 if (!fastDebugLog) {
   console.error('transpile: note: jco debug-log check not found; bindings left as generated (slower calls)');
+}
+if (!asciiLength) {
+  console.error('transpile: note: jco string-length loop not found; bindings left as generated (slower calls)');
 }
 writeFileSync(stampFile, stampText);
 console.error(`transpile: ${wasm} -> generated/${NAME}.js (jco ${stamp.jco}, ${MODE})`);
