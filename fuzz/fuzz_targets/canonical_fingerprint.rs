@@ -10,7 +10,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use loopguard_policy::canonical_text::CanonicalText;
-use loopguard_policy::digest::{args_digest, args_digest_canonical, canonical, js_trim, tag, value_digest, write_string};
+use loopguard_policy::digest::{
+    args_digest, args_digest_canonical, args_prefix, canonical, digest_of, js_trim, tag, value_digest, write_string,
+};
 use loopguard_policy::json::{self, Json, Text};
 use loopguard_policy::tool_loop::outcome::{hash_outcome, hash_result_text, Outcome};
 
@@ -68,6 +70,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some((fast_text, action)) = fast {
         assert_eq!(fast_text, c.as_bytes(), "tree-less canonical text differs\ninput: {text:?}");
         assert_eq!(args_digest_canonical("exec", &fast_text), a, "tree-less args digest differs");
+        let mut len = [0u8; 8];
+        let w = writer.write_after(&args_prefix("exec", &mut len), text).expect("the same text with a prefix");
+        assert_eq!(w.canonical, c.as_bytes(), "the prefix changed the canonical text: {text:?}");
+        assert_eq!(digest_of(w.prefixed), a, "one-call args digest differs: {text:?}");
         assert_eq!(action.as_deref(), v.get("action").and_then(Json::as_str), "action differs: {text:?}");
     }
     if !all_finite(&v) {

@@ -62,6 +62,9 @@ pub struct CanonicalText {
 pub struct Written<'o, 't> {
     /// The canonical text.
     pub canonical: &'o [u8],
+    /// The prefix given to [`CanonicalText::write_after`] followed by the canonical text, in one
+    /// buffer: what a digest hashes in one call.
+    pub prefixed: &'o [u8],
     /// The value of the top-level member `action` when the text is an object with a string
     /// `action` (what `process` polls and `message` sends are recognised by).
     pub action: Option<&'t str>,
@@ -73,6 +76,8 @@ pub struct WrittenResult<'o> {
     /// What the default outcome rule hashes: `{"details":…,"text":…}` for an object result, the
     /// canonical result itself otherwise.
     pub canonical: &'o [u8],
+    /// The prefix given to [`CanonicalText::write_result_after`] followed by `canonical`.
+    pub prefixed: &'o [u8],
     /// The result's `details` may have a `status` member (judged conservatively: the bytes
     /// `"status":` occur in its canonical text). Exec outcomes and the loop veto read it, so a
     /// caller that has no rule for it takes the tree path.
@@ -88,8 +93,14 @@ impl CanonicalText {
     /// The canonical form of `text`, or `None` when the text is outside the common case (see the
     /// module docs) and the tree path must decide, errors included.
     pub fn write<'o, 't>(&'o mut self, text: &'t str) -> Option<Written<'o, 't>> {
-        self.out.clear();
-        self.members.clear();
+        self.write_after(&[], text)
+    }
+
+    /// [`CanonicalText::write`] into a buffer that starts with the concatenated `prefix` (a
+    /// digest's tag and the like). Why: a digest then hashes one contiguous buffer in one call,
+    /// instead of streaming pieces that blake3 copies into its block buffer one by one.
+    pub fn write_after<'o, 't>(&'o mut self, prefix: &[&[u8]], text: &'t str) -> Option<Written<'o, 't>> {
+        let start = self.start(prefix);
         let mut r = Reader { s: text.as_bytes(), src: text, i: 0, action: None };
         r.ws();
         r.value(self, 0).ok()?;
@@ -97,7 +108,18 @@ impl CanonicalText {
         if r.i != r.s.len() {
             return None;
         }
-        Some(Written { canonical: &self.out, action: r.action })
+        Some(Written { canonical: &self.out[start..], prefixed: &self.out, action: r.action })
+    }
+
+    /// Clears the buffers and writes `prefix`; returns where the canonical text starts.
+    fn start(&mut self, prefix: &[&[u8]]) -> usize {
+        self.out.clear();
+        self.members.clear();
+        self.texts.clear();
+        for p in prefix {
+            self.out.extend_from_slice(p);
+        }
+        self.out.len()
     }
 
     /// The hash input of a tool result under the default outcome rule (spec/tool-loop.md §1.3,
@@ -111,9 +133,12 @@ impl CanonicalText {
     /// could change the joined text: the first text starts, or the last text ends, with
     /// whitespace, an escape or a non-ASCII character, or one of them is empty.
     pub fn write_result<'o>(&'o mut self, text: &str) -> Option<WrittenResult<'o>> {
-        self.out.clear();
-        self.members.clear();
-        self.texts.clear();
+        self.write_result_after(&[], text)
+    }
+
+    /// [`CanonicalText::write_result`] after `prefix`, as [`CanonicalText::write_after`].
+    pub fn write_result_after<'o>(&'o mut self, prefix: &[&[u8]], text: &str) -> Option<WrittenResult<'o>> {
+        let start = self.start(prefix);
         let mut r = Reader { s: text.as_bytes(), src: text, i: 0, action: None };
         r.ws();
         let status = if r.s.get(r.i) == Some(&b'{') {
@@ -126,7 +151,7 @@ impl CanonicalText {
         if r.i != r.s.len() {
             return None;
         }
-        Some(WrittenResult { canonical: &self.out, status })
+        Some(WrittenResult { canonical: &self.out[start..], prefixed: &self.out, status })
     }
 }
 

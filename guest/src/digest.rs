@@ -245,10 +245,28 @@ pub fn args_digest_canonical(tool: &str, canonical: &[u8]) -> Digest {
     h.finish()
 }
 
+/// What an args digest hashes before the canonical params: the tag, the tool name's length
+/// (little-endian u64) and the tool name. `len` holds the length's bytes for the returned parts.
+pub fn args_prefix<'a>(tool: &'a str, len: &'a mut [u8; 8]) -> [&'a [u8]; 3] {
+    *len = (tool.len() as u64).to_le_bytes();
+    [&[tag::ARGS], len, tool.as_bytes()]
+}
+
+/// The digest of bytes already laid out as a [`Hasher`] would stream them (tag first), hashed
+/// in one call.
+pub fn digest_of(input: &[u8]) -> Digest {
+    let full = blake3::hash(input);
+    let mut d = [0u8; 16];
+    d.copy_from_slice(&full.as_bytes()[..16]);
+    d
+}
+
 fn args_hasher(tool: &str) -> Hasher {
+    let mut len = [0u8; 8];
     let mut h = Hasher::new(tag::ARGS);
-    h.bytes(&(tool.len() as u64).to_le_bytes());
-    h.put(tool);
+    for part in &args_prefix(tool, &mut len)[1..] {
+        h.bytes(part);
+    }
     h
 }
 

@@ -13,7 +13,7 @@
 //! reallocating once warm.
 
 use crate::canonical_text::CanonicalText;
-use crate::digest::{args_digest_canonical, name_id, Digest};
+use crate::digest::{args_prefix, digest_of, name_id, Digest};
 use crate::json::Json;
 
 use super::history::run_scope;
@@ -155,8 +155,9 @@ impl CallMemo {
         if tool == "update_plan" {
             return None;
         }
-        let written = self.canonical.write(text)?;
-        let args = args_digest_canonical(tool, written.canonical);
+        let mut len = [0u8; 8];
+        let written = self.canonical.write_after(&args_prefix(tool, &mut len), text)?;
+        let args = digest_of(written.prefixed);
         let action = written.action.map(Box::from);
         Some(CallFacts {
             args,
@@ -194,6 +195,23 @@ mod tests {
 
     fn facts_of(text: &str) -> CallFacts {
         facts("read", &parse(text).unwrap(), Some("r"))
+    }
+
+    #[test]
+    fn facts_from_the_text_equal_facts_from_the_tree() {
+        let mut memo = CallMemo::default();
+        for (tool, text) in [
+            ("exec", r#"{"command":"ls -la","cwd":"/tmp","env":{"B":"2","A":"1"},"timeout":30}"#),
+            ("process", r#"{"sessionId":"abc","action":"poll"}"#),
+            ("read", "\"just a string\""),
+            ("a-very-long-tool-name-for-the-prefix", "[1,2,{\"z\":0,\"y\":null}]"),
+        ] {
+            let tree = memo.facts(tool, &parse(text).unwrap(), Some("r"));
+            let fast = memo.text_facts(tool, text, Some("r")).expect("the common case");
+            assert_eq!(fast.args, tree.args, "{tool} {text}");
+            assert_eq!(fast.action, tree.action, "{tool} {text}");
+            assert_eq!((fast.tool_id, fast.run), (tree.tool_id, tree.run));
+        }
     }
 
     #[test]

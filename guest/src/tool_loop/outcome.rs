@@ -5,7 +5,7 @@
 //! message ids. So each tool family hashes only the part of its outcome that shows progress.
 
 use crate::canonical_text::CanonicalText;
-use crate::digest::{js_trim, tag, write_canonical, write_string, write_text, Digest, Hasher, Sink};
+use crate::digest::{digest_of, js_trim, tag, write_canonical, write_string, write_text, Digest, Hasher, Sink};
 use crate::json::{Json, Text};
 
 /// How a tool call ended.
@@ -143,13 +143,11 @@ pub fn hash_result_text(
     if has_shape {
         return None;
     }
-    let written = w.write_result(text)?;
+    let written = w.write_result_after(&[&[tag::RESULT]], text)?;
     if written.status {
         return None;
     }
-    let mut h = Hasher::new(tag::RESULT);
-    h.bytes(written.canonical);
-    Some(HashedOutcome { digest: h.finish(), unknown_tool: None })
+    Some(HashedOutcome { digest: digest_of(written.prefixed), unknown_tool: None })
 }
 
 /// Writes a canonical object member by member; callers give keys in sorted order.
