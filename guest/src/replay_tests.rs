@@ -112,11 +112,11 @@ fn a_newer_policy_reads_a_format_1_snapshot() {
     let config = include_str!("../../examples/traces/exec-poll-no-progress/config.json5");
     let expected = include_str!("../../examples/traces/exec-poll-no-progress/expected.jsonl");
     let lines: Vec<&str> = trace.lines().collect();
-    let mut old = Gateway::new(Config::parse(&config).unwrap());
+    let mut old = Gateway::new(Config::parse(config).unwrap());
     let mut out = old.apply_events(&lines[..30].join("\n"), 1).unwrap();
     let v1 = crate::snapshot::export_v1(&old);
     assert_eq!(&v1[..8], b"LGSNAP\x01\x00");
-    let mut new = Gateway::new(Config::parse(&config).unwrap());
+    let mut new = Gateway::new(Config::parse(config).unwrap());
     new.import_state(&v1).unwrap();
     out.push_str(&new.apply_events(&lines[30..].join("\n"), 31).unwrap());
     assert_eq!(out, expected, "the loop counted before the swap is blocked after it");
