@@ -177,7 +177,17 @@ struct Reader<'t> {
 }
 
 impl<'t> Reader<'t> {
+    #[inline(always)]
     fn ws(&mut self) {
+        // Compact JSON (`JSON.stringify`'s) has no whitespace: one test, then out of line.
+        if let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
+            self.skip_ws();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn skip_ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
             self.i += 1;
         }
@@ -197,10 +207,9 @@ impl<'t> Reader<'t> {
             Some(b'{') => self.object(w, depth + 1),
             Some(b'[') => self.array(w, depth + 1),
             Some(b'"') => {
+                // A literal the reader keeps is its own canonical text, quotes included.
                 let (body, _) = self.string()?;
-                w.out.push(b'"');
-                w.out.extend_from_slice(&self.s[body]);
-                w.out.push(b'"');
+                w.out.extend_from_slice(&self.s[body.start - 1..body.end + 1]);
                 Ok(())
             }
             Some(b't') => self.word(w, b"true"),
@@ -277,9 +286,8 @@ impl<'t> Reader<'t> {
                 w.out.push(b',');
             }
             let seg_start = w.out.len();
-            w.out.push(b'"');
-            w.out.extend_from_slice(&self.s[key.clone()]);
-            w.out.extend_from_slice(b"\":");
+            w.out.extend_from_slice(&self.s[key.start - 1..key.end + 1]);
+            w.out.push(b':');
             if depth == 1 && &self.s[key.clone()] == b"action" && self.s.get(self.i) == Some(&b'"') {
                 // A top-level string `action` without escapes is its own text; one with
                 // escapes would need decoding, so the tree path handles it.
@@ -287,9 +295,7 @@ impl<'t> Reader<'t> {
                 if escaped {
                     return Err(GiveUp);
                 }
-                w.out.push(b'"');
-                w.out.extend_from_slice(&self.s[body.clone()]);
-                w.out.push(b'"');
+                w.out.extend_from_slice(&self.s[body.start - 1..body.end + 1]);
                 self.action = Some(&self.src[body]);
             } else {
                 self.value(w, depth)?;
