@@ -1,41 +1,59 @@
 //! Profiling aid: the decision benchmark's workload (`loopguard_tests::workload`) through the
-//! wasmtime host, ROUNDS times. Under callgrind, two round counts give instructions per decision;
-//! with `LOOPGUARD_PERFMAP=1` the guest's compiled functions have names.
+//! wasmtime host, ROUNDS times, or with `--native` through the guest crate called natively the
+//! way the benchmark's native side does it. Under callgrind, two round counts give instructions
+//! per decision; with `LOOPGUARD_PERFMAP=1` the guest's compiled functions have names.
 //!
-//! Run: `cargo run --profile bench -p loopguard-host --example wasm_profile [ROUNDS [POLICY.wasm]]`
+//! Run: `cargo run --profile bench -p loopguard-host --example wasm_profile [ROUNDS [POLICY.wasm | --native]]`
 //! (the embedded policy unless a file is given, to compare two builds of the guest).
 use std::hint::black_box;
 
 use loopguard_host::{Policy, ToolCall, ToolOutcome};
+use loopguard_policy::config::Config;
+use loopguard_policy::gateway::Gateway as Native;
 use loopguard_tests::workload::{events, CONFIG};
+
+#[path = "../benches/common/native_decision.rs"]
+mod native_decision;
+use native_decision::native_decide;
 
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
-    let calls: Vec<_> = events()
-        .into_iter()
-        .map(|e| {
-            let call = ToolCall {
-                session: e.session,
-                tool: e.tool.into(),
-                args_json: e.args,
-                run: Some("run-1".into()),
-                agent: None,
-                call_id: None,
-            };
-            (call, ToolOutcome::Returned(e.result))
-        })
-        .collect();
-    let policy = match std::env::args().nth(2) {
-        Some(path) => Policy::from_file(&path).expect("the policy file loads"),
-        None => Policy::embedded().expect("the embedded policy loads"),
-    };
-    let mut gw = policy.gateway(CONFIG).expect("config");
+    let target = std::env::args().nth(2);
+    let events = events();
     let start = std::time::Instant::now();
-    for _ in 0..rounds {
-        for (call, outcome) in &calls {
-            black_box(gw.check_tool_call(call).expect("call"));
-            black_box(gw.record_tool_outcome(call, outcome).expect("outcome"));
+    if target.as_deref() == Some("--native") {
+        let mut gw = Native::new(Config::parse(CONFIG).expect("config"));
+        for _ in 0..rounds {
+            for e in &events {
+                native_decide(&mut gw, e);
+            }
+        }
+    } else {
+        let calls: Vec<_> = events
+            .iter()
+            .map(|e| {
+                let call = ToolCall {
+                    session: e.session.clone(),
+                    tool: e.tool.into(),
+                    args_json: e.args.clone(),
+                    run: Some("run-1".into()),
+                    agent: None,
+                    call_id: None,
+                };
+                (call, ToolOutcome::Returned(e.result.clone()))
+            })
+            .collect();
+        let policy = match target {
+            Some(path) => Policy::from_file(&path).expect("the policy file loads"),
+            None => Policy::embedded().expect("the embedded policy loads"),
+        };
+        let mut gw = policy.gateway(CONFIG).expect("config");
+        for _ in 0..rounds {
+            for (call, outcome) in &calls {
+                black_box(gw.check_tool_call(call).expect("call"));
+                black_box(gw.record_tool_outcome(call, outcome).expect("outcome"));
+            }
         }
     }
-    eprintln!("{:.2} µs per decision", start.elapsed().as_secs_f64() * 1e6 / (rounds * calls.len()) as f64);
+    eprintln!("{:.2} µs per decision", start.elapsed().as_secs_f64() * 1e6 / (rounds * events.len()) as f64);
 }
