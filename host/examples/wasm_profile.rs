@@ -20,14 +20,15 @@ fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
     let target = std::env::args().nth(2);
     let events = events();
-    let start = std::time::Instant::now();
-    if target.as_deref() == Some("--native") {
+    let elapsed = if target.as_deref() == Some("--native") {
         let mut gw = Native::new(Config::parse(CONFIG).expect("config"));
+        let start = std::time::Instant::now();
         for _ in 0..rounds {
             for e in &events {
                 native_decide(&mut gw, e);
             }
         }
+        start.elapsed()
     } else {
         let calls: Vec<_> = events
             .iter()
@@ -48,12 +49,14 @@ fn main() {
             None => Policy::embedded().expect("the embedded policy loads"),
         };
         let mut gw = policy.gateway(CONFIG).expect("config");
+        let start = std::time::Instant::now();
         for _ in 0..rounds {
             for (call, outcome) in &calls {
                 black_box(gw.check_tool_call(call).expect("call"));
                 black_box(gw.record_tool_outcome(call, outcome).expect("outcome"));
             }
         }
-    }
-    eprintln!("{:.2} µs per decision", start.elapsed().as_secs_f64() * 1e6 / (rounds * events.len()) as f64);
+        start.elapsed()
+    };
+    eprintln!("{:.2} µs per decision", elapsed.as_secs_f64() * 1e6 / (rounds * events.len()) as f64);
 }
