@@ -261,6 +261,8 @@ impl Session {
     fn guard(&mut self, run: Option<&str>, s: &LoopSettings) -> &mut CompactionGuard {
         let key = run.unwrap_or("");
         match self.guards.iter().position(|(r, _)| &**r == key) {
+            // Already the most recent (the usual case: one run at a time): nothing to move.
+            Some(i) if i + 1 == self.guards.len() => {}
             Some(i) => {
                 let g = self.guards.remove(i);
                 self.guards.push(g);
