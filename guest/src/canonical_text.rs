@@ -18,6 +18,7 @@
 
 use std::ops::Range;
 
+use crate::bytes::push_bytes;
 use crate::digest::write_number;
 use crate::json::{canonical_escape_len, cmp_utf16, find_special, MAX_DEPTH};
 
@@ -117,7 +118,7 @@ impl CanonicalText {
         self.members.clear();
         self.texts.clear();
         for p in prefix {
-            self.out.extend_from_slice(p);
+            push_bytes(&mut self.out, p);
         }
         self.out.len()
     }
@@ -209,7 +210,7 @@ impl<'t> Reader<'t> {
             Some(b'"') => {
                 // A literal the reader keeps is its own canonical text, quotes included.
                 let (body, _) = self.string()?;
-                w.out.extend_from_slice(&self.s[body.start - 1..body.end + 1]);
+                push_bytes(&mut w.out, &self.s[body.start - 1..body.end + 1]);
                 Ok(())
             }
             Some(b't') => self.word(w, b"true"),
@@ -225,7 +226,7 @@ impl<'t> Reader<'t> {
             return Err(GiveUp);
         }
         self.i += word.len();
-        w.out.extend_from_slice(word);
+        push_bytes(&mut w.out, word);
         Ok(())
     }
 
@@ -286,7 +287,7 @@ impl<'t> Reader<'t> {
                 w.out.push(b',');
             }
             let seg_start = w.out.len();
-            w.out.extend_from_slice(&self.s[key.start - 1..key.end + 1]);
+            push_bytes(&mut w.out, &self.s[key.start - 1..key.end + 1]);
             w.out.push(b':');
             if depth == 1 && &self.s[key.clone()] == b"action" && self.s.get(self.i) == Some(&b'"') {
                 // A top-level string `action` without escapes is its own text; one with
@@ -295,7 +296,7 @@ impl<'t> Reader<'t> {
                 if escaped {
                     return Err(GiveUp);
                 }
-                w.out.extend_from_slice(&self.s[body.start - 1..body.end + 1]);
+                push_bytes(&mut w.out, &self.s[body.start - 1..body.end + 1]);
                 self.action = Some(&self.src[body]);
             } else {
                 self.value(w, depth)?;
@@ -488,7 +489,7 @@ impl<'t> Reader<'t> {
             if n > 0 {
                 w.out.push(b',');
             }
-            w.out.extend_from_slice(&w.body[m.segment.start - body_start..m.segment.end - body_start]);
+            push_bytes(&mut w.out, &w.body[m.segment.start - body_start..m.segment.end - body_start]);
         }
         Ok(())
     }
@@ -554,7 +555,7 @@ impl<'t> Reader<'t> {
         if plain && digits.len() <= 15 {
             // An integer below 10^15 is exact as a double and JS prints its digits; `-0` is `0`.
             let text = if digits == "0" { digits } else { text };
-            w.out.extend_from_slice(text.as_bytes());
+            push_bytes(&mut w.out, text.as_bytes());
             return Ok(());
         }
         let n: f64 = text.parse().map_err(|_| GiveUp)?;

@@ -18,6 +18,7 @@
 #![deny(unsafe_code)]
 
 pub mod bot_loop;
+pub mod bytes;
 pub mod canonical_text;
 pub mod config;
 pub mod digest;

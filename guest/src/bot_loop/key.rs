@@ -123,39 +123,10 @@ fn hash_joined<const N: usize>(ids: &[&str]) -> blake3::Hash {
             buf[at] = SEP.as_bytes()[0];
             at += 1;
         }
-        copy_short(&mut buf[at..at + id.len()], id.as_bytes());
+        crate::bytes::copy_short(&mut buf[at..at + id.len()], id.as_bytes());
         at += id.len();
     }
     blake3::hash(&buf[..at])
-}
-
-/// `dst.copy_from_slice(src)` for slices of equal length. Ids are short, and on wasm32 a plain
-/// copy of unknown length is a `memory.copy` call into the runtime (dozens of instructions);
-/// two overlapping fixed-size copies cover every length up to 32 with plain loads and stores.
-#[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[u8]) {
-    let n = src.len();
-    match n {
-        0 => {}
-        1..=3 => {
-            dst[0] = src[0];
-            dst[n / 2] = src[n / 2];
-            dst[n - 1] = src[n - 1];
-        }
-        4..=7 => {
-            dst[..4].copy_from_slice(&src[..4]);
-            dst[n - 4..n].copy_from_slice(&src[n - 4..n]);
-        }
-        8..=16 => {
-            dst[..8].copy_from_slice(&src[..8]);
-            dst[n - 8..n].copy_from_slice(&src[n - 8..n]);
-        }
-        17..=32 => {
-            dst[..16].copy_from_slice(&src[..16]);
-            dst[n - 16..n].copy_from_slice(&src[n - 16..n]);
-        }
-        _ => dst.copy_from_slice(src),
-    }
 }
 
 /// A 32-bit hash, never 0: 8-byte words folded in with a rotate, xor and odd multiply (each

@@ -10,6 +10,8 @@
 
 #[path = "../../../guest/src/bot_loop/mod.rs"]
 pub mod bot_loop;
+#[path = "../../../guest/src/bytes.rs"]
+pub mod bytes;
 #[path = "../../../guest/src/canonical_text.rs"]
 pub mod canonical_text;
 #[path = "../../../guest/src/config/mod.rs"]
