@@ -12,27 +12,15 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use loopguard_host::{Policy, ToolCall, ToolOutcome};
+use loopguard_host::Policy;
 use loopguard_policy::config::Config;
 use loopguard_policy::gateway::Gateway as Native;
 
-use loopguard_tests::workload::{events, Event, CONFIG};
+use loopguard_tests::workload::{events, CONFIG};
 
-#[path = "common/native_decision.rs"]
-mod native_decision;
-use native_decision::native_decide;
-
-fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
-    let call = ToolCall {
-        session: e.session.clone(),
-        tool: e.tool.into(),
-        args_json: e.args.clone(),
-        run: Some("run-1".into()),
-        agent: None,
-        call_id: None,
-    };
-    (call, ToolOutcome::Returned(e.result.clone()))
-}
+#[path = "common/decision_workload.rs"]
+mod decision_workload;
+use decision_workload::{native_decide, wasm_call};
 
 fn main() {
     let events = events();

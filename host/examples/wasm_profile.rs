@@ -7,14 +7,14 @@
 //! (the embedded policy unless a file is given, to compare two builds of the guest).
 use std::hint::black_box;
 
-use loopguard_host::{Policy, ToolCall, ToolOutcome};
+use loopguard_host::Policy;
 use loopguard_policy::config::Config;
 use loopguard_policy::gateway::Gateway as Native;
 use loopguard_tests::workload::{events, CONFIG};
 
-#[path = "../benches/common/native_decision.rs"]
-mod native_decision;
-use native_decision::native_decide;
+#[path = "../benches/common/decision_workload.rs"]
+mod decision_workload;
+use decision_workload::{native_decide, wasm_call};
 
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
@@ -30,20 +30,7 @@ fn main() {
         }
         start.elapsed()
     } else {
-        let calls: Vec<_> = events
-            .iter()
-            .map(|e| {
-                let call = ToolCall {
-                    session: e.session.clone(),
-                    tool: e.tool.into(),
-                    args_json: e.args.clone(),
-                    run: Some("run-1".into()),
-                    agent: None,
-                    call_id: None,
-                };
-                (call, ToolOutcome::Returned(e.result.clone()))
-            })
-            .collect();
+        let calls: Vec<_> = events.iter().map(wasm_call).collect();
         let policy = match target {
             Some(path) => Policy::from_file(&path).expect("the policy file loads"),
             None => Policy::embedded().expect("the embedded policy loads"),

@@ -1,13 +1,28 @@
-//! One tool-call decision done natively exactly as the component does it, shared by the
-//! decision benchmark (`benches/decision.rs`) and the profiling aid (`examples/wasm_profile.rs
-//! --native`), so that the native side of the ratio and its profile are the same code.
+//! One tool-call decision of the workload on each side of the ratio, shared by the decision
+//! benchmark (`benches/decision.rs`) and the profiling aid (`examples/wasm_profile.rs`), so that
+//! what is profiled is what is measured: the host's typed call for an event, and the same
+//! decision done natively exactly as the component does it.
 
 use std::hint::black_box;
 
+use loopguard_host::{ToolCall, ToolOutcome};
 use loopguard_policy::gateway::Gateway as Native;
 use loopguard_policy::json;
 use loopguard_policy::tool_loop::{CallRef, Outcome, ToolCall as NativeCall};
 use loopguard_tests::workload::Event;
+
+/// The host's call and outcome for an event (run `run-1`, no agent, no call id).
+pub fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
+    let call = ToolCall {
+        session: e.session.clone(),
+        tool: e.tool.into(),
+        args_json: e.args.clone(),
+        run: Some("run-1".into()),
+        agent: None,
+        call_id: None,
+    };
+    (call, ToolOutcome::Returned(e.result.clone()))
+}
 
 /// What the component does for one decision, natively: fingerprint the arguments straight from
 /// their text (parsing them only when that gives up) and check; on the outcome, reuse the
