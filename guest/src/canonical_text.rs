@@ -48,7 +48,11 @@ impl Member {
     }
 }
 
-/// A canonical writer with reusable buffers: once warm, writing allocates nothing.
+/// Scratch kept between writes; larger buffers are dropped before the next write.
+pub const KEEP_BYTES: usize = 64 * 1024;
+
+/// A canonical writer with reusable buffers: once warm, writing allocates nothing (for texts of
+/// up to [`KEEP_BYTES`]).
 #[derive(Debug, Default, Clone)]
 pub struct CanonicalText {
     out: Vec<u8>,
@@ -113,7 +117,13 @@ impl CanonicalText {
     }
 
     /// Clears the buffers and writes `prefix`; returns where the canonical text starts.
+    ///
+    /// Buffers that grew past [`KEEP_BYTES`] for one large text are let go here, so that a
+    /// gateway does not keep megabytes of scratch for the rest of its life after one big result.
     fn start(&mut self, prefix: &[&[u8]]) -> usize {
+        if self.out.capacity() > KEEP_BYTES || self.body.capacity() > KEEP_BYTES {
+            *self = Self::default();
+        }
         self.out.clear();
         self.members.clear();
         self.texts.clear();
@@ -607,6 +617,16 @@ mod tests {
             assert_eq!(fast(text), tree(text), "text {text}");
             assert!(fast(text).is_some(), "the common case gave up: {text}");
         }
+    }
+
+    #[test]
+    fn scratch_from_one_large_text_is_let_go_at_the_next_write() {
+        let mut w = CanonicalText::default();
+        let large = format!("{{\"b\":\"{}\",\"a\":1}}", "x".repeat(4 * KEEP_BYTES));
+        assert!(w.write(&large).is_some());
+        assert!(w.out.capacity() > KEEP_BYTES);
+        assert_eq!(w.write(r#"{"b":2,"a":1}"#).map(|r| r.canonical.to_vec()), Some(br#"{"a":1,"b":2}"#.to_vec()));
+        assert!(w.out.capacity() <= KEEP_BYTES && w.body.capacity() <= KEEP_BYTES);
     }
 
     #[test]
