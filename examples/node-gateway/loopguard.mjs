@@ -19,7 +19,7 @@ import { LoopGuardError, compatibleLine, defaultPolicy, loadPolicy } from './pol
 export { LoopGuardError };
 
 /** The WIT interface this wrapper was written for; a policy with another 0.x minor is refused. */
-export const SUPPORTED_INTERFACE = '0.4';
+export const SUPPORTED_INTERFACE = '0.5';
 
 /** The default policy's own version (the guest crate version). */
 export const policyVersion = defaultPolicy.version;
@@ -45,6 +45,8 @@ let policyForNextGuard = null;
 export class LoopGuard {
   /** @type {any} the jco `Gateway` resource; null once disposed */
   #gateway;
+  /** @type {bigint} #gateway's id, for the `-quick` tool functions */
+  #id = 0n;
   /** @type {import('./policy.mjs').Policy} the policy instance #gateway lives in */
   #policy;
   /** @type {string} the config text, for the gateway a swap creates */
@@ -62,6 +64,7 @@ export class LoopGuard {
     policyForNextGuard = null;
     const text = configText(config);
     this.#gateway = policyCall(() => policy.exports.guard.Gateway.create(text));
+    this.#id = this.#gateway.id();
     this.#policy = policy;
     this.#config = text;
   }
@@ -139,6 +142,7 @@ export class LoopGuard {
     }
     const previous = this.#gateway;
     this.#gateway = gateway;
+    this.#id = gateway.id();
     this.#policy = policy;
     const switched = performance.now();
     // Freeing the old state is not part of the switch: it runs after the calls that waited.
@@ -162,9 +166,15 @@ export class LoopGuard {
    * @param {ToolCallInput} call
    */
   beforeToolCall(call) {
-    const v = policyCall(() => this.#live().checkToolCall(toolCall(call)));
+    this.#live();
+    const guard = this.#policy.exports.guard;
+    const c = packedCall(call);
+    const v = quickCall(guard, () =>
+      guard.checkToolCallQuick(this.#id, c.fields + c.args, c.session, c.tool, c.run, c.agent, c.callId),
+    );
     if (v.action === 'allow') return { action: 'allow', count: v.count, notify: v.notify };
-    return { action: v.action, detector: snake(v.detector), count: v.count, message: v.message, notify: v.notify };
+    const message = guard.lastMessage();
+    return { action: v.action, detector: snake(v.detector), count: v.count, message, notify: v.notify };
   }
 
   /**
@@ -179,19 +189,27 @@ export class LoopGuard {
     // OpenClaw's rule (spec/tool-loop.md §1.3): an error that is not undefined wins; an undefined
     // result has no hash and is neither recorded nor observed. JSON cannot carry `undefined`,
     // so that one case is answered here instead of in the component.
-    let witOutcome;
-    if (outcome.error !== undefined) {
-      witOutcome = { tag: 'threw', val: json(errorValue(outcome.error), 'outcome.error') };
+    let text;
+    const threw = outcome.error !== undefined;
+    if (threw) {
+      text = json(errorValue(outcome.error), 'outcome.error');
     } else if (outcome.result === undefined) {
       this.#live();
       return { action: 'ignored' };
     } else {
-      witOutcome = { tag: 'returned', val: json(outcome.result, 'outcome.result') };
+      text = json(outcome.result, 'outcome.result');
     }
-    const v = policyCall(() => this.#live().recordToolOutcome(toolCall(call), witOutcome));
+    this.#live();
+    const c = packedCall(call);
+    const guard = this.#policy.exports.guard;
+    const fields = c.fields + c.args + text;
+    const argsLen = utf8Length(c.args);
+    const v = quickCall(guard, () =>
+      guard.recordToolOutcomeQuick(this.#id, fields, c.session, c.tool, c.run, c.agent, c.callId, argsLen, threw),
+    );
     if (v.tag !== 'abort') return { action: v.tag };
-    const a = v.val;
-    return { action: 'abort', detector: snake(a.detector), count: a.count, tool: a.tool, message: a.message };
+    const message = guard.lastMessage();
+    return { action: 'abort', detector: 'compaction_loop_persisted', count: v.val, tool: c.toolName, message };
   }
 
   /**
@@ -322,6 +340,22 @@ export class LoopGuard {
 // ---- conversions (no policy logic below) ----
 
 /** Runs a component call; turns its `result` error payload into a LoopGuardError. */
+/**
+ * Runs a `-quick` tool function of `guard`. Their failures carry no payload (the result holds
+ * nothing to free); `lastError` says what failed, as the packed method's error would have.
+ */
+function quickCall(guard, fn) {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof Error && Object.hasOwn(e, 'payload') && e.payload === undefined) {
+      const p = guard.lastError();
+      if (p) throw new LoopGuardError(p.path, p.reason, { cause: e });
+    }
+    throw e;
+  }
+}
+
 function policyCall(fn) {
   try {
     return fn();
@@ -382,6 +416,38 @@ function toolCall(call) {
     run: optionalString(call.run, 'call.run'),
     agent: optionalString(call.agent, 'call.agent'),
     callId: optionalString(call.callId, 'call.callId'),
+  };
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** True when every character of `s` is ASCII, so its UTF-8 length is `s.length`. */
+function isAscii(s) {
+  return ASCII.test(s);
+}
+
+/** UTF-8 byte length of `s`. */
+function utf8Length(s) {
+  return isAscii(s) ? s.length : Buffer.byteLength(s);
+}
+
+/**
+ * A tool call checked like `toolCall`, laid out for the `-quick` functions: `fields` is session,
+ * tool, run, agent and call id end to end (the arguments text `args` follows them), and each
+ * length is a UTF-8 byte length (`undefined` for an absent field).
+ */
+function packedCall(call) {
+  const c = toolCall(call);
+  const opt = (s) => (s === undefined ? undefined : utf8Length(s));
+  return {
+    fields: c.session + c.tool + (c.run ?? '') + (c.agent ?? '') + (c.callId ?? ''),
+    args: c.argsJson,
+    session: utf8Length(c.session),
+    tool: utf8Length(c.tool),
+    toolName: c.tool,
+    run: opt(c.run),
+    agent: opt(c.agent),
+    callId: opt(c.callId),
   };
 }
 

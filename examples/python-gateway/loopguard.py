@@ -55,8 +55,8 @@ __all__ = [
 ]
 
 #: The WIT interface (major.minor) this module accepts; another 0.x minor is refused at load.
-SUPPORTED_INTERFACE = "0.4"
-_GUARD = "loopguard:policy/guard@0.4.0"
+SUPPORTED_INTERFACE = "0.5"
+_GUARD = "loopguard:policy/guard@0.5.0"
 _ROOT = Path(__file__).resolve().parents[2]
 #: The one policy every host loads; ``LOOPGUARD_POLICY_WASM`` points elsewhere.
 DEFAULT_WASM = _ROOT / "target/policy/wasm32-wasip2/release/loopguard_policy.wasm"

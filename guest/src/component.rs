@@ -20,8 +20,8 @@ wit_bindgen::generate!({ path: "../wit", world: "policy" });
 use exports::loopguard::policy::guard::{Gateway, Guest as GuardGuest, GuestGateway};
 use loopguard::policy::types::{
     AbortInfo, BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, Detector, GatewayStats, GroupReply,
-    GroupRound, GroupStart, GroupStep, GroupThread, OutcomeVerdict, StopReason, Suppression, ToolAction, ToolCall,
-    ToolOutcome, ToolVerdict,
+    GroupRound, GroupStart, GroupStep, GroupThread, OutcomeVerdict, OutcomeVerdictQuick, StopReason, Suppression,
+    ToolAction, ToolCall, ToolOutcome, ToolVerdict, ToolVerdictQuick,
 };
 
 struct Component;
@@ -62,19 +62,86 @@ impl GuardGuest for Component {
         ts_ms: i64,
         event_id_len: Option<u32>,
     ) -> Result<BotVerdict, ()> {
-        let Some(core) = GATEWAYS.with(|g| g.borrow().get(gateway)) else {
-            let reason = format!("is {gateway}, which is not the id of a live gateway of this instance");
-            remember(PolicyError { path: "gateway".into(), reason });
-            return Err(());
-        };
         let lens =
             BotLens { channel_len, account_len, conversation_len, room_len, sender_len, receiver_len, event_id_len };
-        bot_fields(&fields, &lens, ts_ms).and_then(|m| check_bot(&core, &m)).map_err(remember)
+        live_gateway(gateway)
+            .and_then(|core| bot_fields(&fields, &lens, ts_ms).and_then(|m| check_bot(&core, &m)))
+            .map_err(remember)
     }
 
     fn last_error() -> Option<PolicyError> {
         LAST_ERROR.with(|e| e.borrow().clone())
     }
+
+    fn check_tool_call_quick(
+        gateway: u64,
+        fields: String,
+        session_len: u32,
+        tool_len: u32,
+        run_len: Option<u32>,
+        agent_len: Option<u32>,
+        call_id_len: Option<u32>,
+    ) -> Result<ToolVerdictQuick, ()> {
+        let lens =
+            CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
+        let checked = live_gateway(gateway).and_then(|core| {
+            let mut f = Fields::new(&fields);
+            let meta = CallText::packed(&mut f, lens)?;
+            check_call(&core, &CallText { meta, args_json: f.rest() })
+        });
+        let v = checked.map_err(remember)?;
+        if let Some(message) = v.message {
+            keep_message(message);
+        }
+        Ok(ToolVerdictQuick {
+            action: action(v.action),
+            detector: v.detector.map(detector),
+            count: v.count,
+            notify: v.notify,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // as `record_tool_outcome_packed`
+    fn record_tool_outcome_quick(
+        gateway: u64,
+        fields: String,
+        session_len: u32,
+        tool_len: u32,
+        run_len: Option<u32>,
+        agent_len: Option<u32>,
+        call_id_len: Option<u32>,
+        args_len: u32,
+        threw: bool,
+    ) -> Result<OutcomeVerdictQuick, ()> {
+        let lens =
+            CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
+        let recorded = live_gateway(gateway).and_then(|core| {
+            let mut f = Fields::new(&fields);
+            let meta = CallText::packed(&mut f, lens)?;
+            let args_json = f.take(args_len, "args-len")?;
+            record_outcome(&core, &CallText { meta, args_json }, f.rest(), threw)
+        });
+        Ok(match recorded.map_err(remember)? {
+            tl::OutcomeVerdict::Recorded => OutcomeVerdictQuick::Recorded,
+            tl::OutcomeVerdict::Ignored => OutcomeVerdictQuick::Ignored,
+            tl::OutcomeVerdict::Abort { count, message } => {
+                keep_message(message);
+                OutcomeVerdictQuick::Abort(count)
+            }
+        })
+    }
+
+    fn last_message() -> Option<String> {
+        LAST_MESSAGE.with(|m| m.borrow().clone())
+    }
+}
+
+/// The live gateway whose id is `gateway`, for the `-quick` functions.
+fn live_gateway(gateway: u64) -> Result<Rc<RefCell<Core>>, PolicyError> {
+    GATEWAYS.with(|g| g.borrow().get(gateway)).ok_or_else(|| PolicyError {
+        path: "gateway".into(),
+        reason: format!("is {gateway}, which is not the id of a live gateway of this instance"),
+    })
 }
 
 /// The byte lengths of a packed bot message's fields (`check-bot-message-packed`).
@@ -178,6 +245,12 @@ fn remember(e: PolicyError) {
     LAST_ERROR.with(|last| *last.borrow_mut() = Some(e));
 }
 
+/// Keeps a `-quick` tool verdict's message for `last-message`.
+#[cold]
+fn keep_message(message: String) {
+    LAST_MESSAGE.with(|last| *last.borrow_mut() = Some(message));
+}
+
 /// The `gateway` resource: the core gateway behind a `RefCell` (WIT methods take `&self`),
 /// shared with the registry that the id-taking functions look it up in.
 struct GatewayResource {
@@ -190,6 +263,8 @@ thread_local! {
     static GATEWAYS: RefCell<Registry<RefCell<Core>>> = const { RefCell::new(Registry::new()) };
     /// The error of the last failed `-quick` call, for `last-error`.
     static LAST_ERROR: RefCell<Option<PolicyError>> = const { RefCell::new(None) };
+    /// The message of the last `-quick` tool verdict that had one, for `last-message`.
+    static LAST_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
@@ -264,34 +339,81 @@ fn detector(d: tl::Detector) -> Detector {
     }
 }
 
-/// The decisions behind both the plain and the packed methods, on borrowed fields.
+fn action(a: tl::ToolAction) -> ToolAction {
+    match a {
+        tl::ToolAction::Allow => ToolAction::Allow,
+        tl::ToolAction::Warn => ToolAction::Warn,
+        tl::ToolAction::Block => ToolAction::Block,
+    }
+}
+
+/// The check behind the plain, packed and quick tool functions, on borrowed fields.
+fn check_call(core: &RefCell<Core>, c: &CallText<'_>) -> Result<tl::ToolVerdict, PolicyError> {
+    check_size(c.args_json, "call.args-json")?;
+    // Plain arguments are fingerprinted straight from their text; the rest are parsed.
+    let fast = core.borrow_mut().check_tool_call_fast(&c.meta, c.args_json);
+    Ok(match fast {
+        Some(v) => v,
+        None => {
+            let args = parse_json(c.args_json, "call.args-json")?;
+            let m = &c.meta;
+            let call = tl::ToolCall {
+                session: m.session,
+                tool: m.tool,
+                args: &args,
+                run: m.run,
+                agent: m.agent,
+                call_id: m.call_id,
+            };
+            core.borrow_mut().check_tool_call_text(&call, Some(c.args_json))
+        }
+    })
+}
+
+/// The outcome behind the plain, packed and quick tool functions: `outcome` is the result's
+/// JSON text, or the error's if `threw`.
+fn record_outcome(
+    core: &RefCell<Core>,
+    c: &CallText<'_>,
+    outcome: &str,
+    threw: bool,
+) -> Result<tl::OutcomeVerdict, PolicyError> {
+    let mut core = core.borrow_mut();
+    let meta = &c.meta;
+    // The check of this call usually came just before with the same text: reuse its facts
+    // instead of parsing the arguments again.
+    let facts = match core.recall_call(meta, c.args_json) {
+        Some(f) => f,
+        None => {
+            check_size(c.args_json, "call.args-json")?;
+            match core.text_call_facts(meta.tool, c.args_json, meta.run) {
+                Some(f) => f,
+                None => {
+                    let args = parse_json(c.args_json, "call.args-json")?;
+                    core.call_facts(meta.tool, &args, meta.run)
+                }
+            }
+        }
+    };
+    let path = if threw { "outcome.error" } else { "outcome.result" };
+    check_size(outcome, path)?;
+    let fast = if threw { None } else { core.record_tool_result_text(meta, &facts, outcome) };
+    Ok(match fast {
+        Some(v) => v,
+        None => {
+            let value = parse_json(outcome, path)?;
+            let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
+            core.record_tool_outcome_facts(meta, &facts, o)
+        }
+    })
+}
+
+/// The plain and packed methods' verdicts, with their text.
 impl GatewayResource {
     fn check_call(&self, c: &CallText<'_>) -> Result<ToolVerdict, PolicyError> {
-        check_size(c.args_json, "call.args-json")?;
-        // Plain arguments are fingerprinted straight from their text; the rest are parsed.
-        let fast = self.core.borrow_mut().check_tool_call_fast(&c.meta, c.args_json);
-        let v = match fast {
-            Some(v) => v,
-            None => {
-                let args = parse_json(c.args_json, "call.args-json")?;
-                let m = &c.meta;
-                let call = tl::ToolCall {
-                    session: m.session,
-                    tool: m.tool,
-                    args: &args,
-                    run: m.run,
-                    agent: m.agent,
-                    call_id: m.call_id,
-                };
-                self.core.borrow_mut().check_tool_call_text(&call, Some(c.args_json))
-            }
-        };
+        let v = check_call(&self.core, c)?;
         Ok(ToolVerdict {
-            action: match v.action {
-                tl::ToolAction::Allow => ToolAction::Allow,
-                tl::ToolAction::Warn => ToolAction::Warn,
-                tl::ToolAction::Block => ToolAction::Block,
-            },
+            action: action(v.action),
             detector: v.detector.map(detector),
             count: v.count,
             message: v.message,
@@ -299,44 +421,14 @@ impl GatewayResource {
         })
     }
 
-    /// `outcome` is the result's JSON text, or the error's if `threw`.
     fn record_outcome(&self, c: &CallText<'_>, outcome: &str, threw: bool) -> Result<OutcomeVerdict, PolicyError> {
-        let mut core = self.core.borrow_mut();
-        let meta = &c.meta;
-        // The check of this call usually came just before with the same text: reuse its facts
-        // instead of parsing the arguments again.
-        let facts = match core.recall_call(meta, c.args_json) {
-            Some(f) => f,
-            None => {
-                check_size(c.args_json, "call.args-json")?;
-                match core.text_call_facts(meta.tool, c.args_json, meta.run) {
-                    Some(f) => f,
-                    None => {
-                        let args = parse_json(c.args_json, "call.args-json")?;
-                        core.call_facts(meta.tool, &args, meta.run)
-                    }
-                }
-            }
-        };
-        let path = if threw { "outcome.error" } else { "outcome.result" };
-        check_size(outcome, path)?;
-        let fast = if threw { None } else { core.record_tool_result_text(meta, &facts, outcome) };
-        let v = match fast {
-            Some(v) => v,
-            None => {
-                let value = parse_json(outcome, path)?;
-                let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
-                core.record_tool_outcome_facts(meta, &facts, o)
-            }
-        };
-        drop(core);
-        Ok(match v {
+        Ok(match record_outcome(&self.core, c, outcome, threw)? {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
             tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,
             tl::OutcomeVerdict::Abort { count, message } => OutcomeVerdict::Abort(AbortInfo {
                 detector: Detector::CompactionLoopPersisted,
                 count,
-                tool: meta.tool.to_string(),
+                tool: c.meta.tool.to_string(),
                 message,
             }),
         })

@@ -43,4 +43,4 @@ mod wasm_mem;
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this policy implements.
-pub const INTERFACE_VERSION: &str = "0.4.0";
+pub const INTERFACE_VERSION: &str = "0.5.0";

@@ -56,7 +56,7 @@ fn inspect_shows_an_incompatible_module_that_replay_refuses() {
     let s = scenario("quickstart");
     fails_with(
         loopguard(["replay", "--policy", &path(&major1), "--config", &path(&s.config), &path(&s.trace)]),
-        &["policy interface 1.0.0 is incompatible with this host (0.4.x)"],
+        &["policy interface 1.0.0 is incompatible with this host (0.5.x)"],
     );
 }
 

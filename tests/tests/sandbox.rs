@@ -56,7 +56,7 @@ fn a_policy_of_another_interface_major_is_refused_naming_both_versions() {
     let err = Policy::from_file(hostile_wasm("major1")).unwrap_err();
     assert!(matches!(err, Error::Incompatible { ref found, .. } if found == "1.0.0"), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains("policy interface 1.0.0 is incompatible with this host (0.4.x)"), "{text}");
+    assert!(text.contains("policy interface 1.0.0 is incompatible with this host (0.5.x)"), "{text}");
     // The same fixture without the feature is accepted: the refusal is about the version only.
     hostile("");
 }

@@ -75,7 +75,29 @@ describe('tool hooks', () => {
       assert.equal(out[2].detector, 'compaction_loop_persisted');
       assert.equal(out[2].tool, 'exec');
       assert.equal(out[2].count, 3);
+      assert.equal(
+        out[2].message,
+        'CRITICAL: tool exec repeated 3 times with identical arguments and identical results within 3 attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.',
+      );
     }));
+
+  it('packs non-ASCII fields by their UTF-8 byte length (the same decisions as ASCII ones)', () => {
+    const run = (call) =>
+      withGuard(TIGHT, (g) => {
+        const seen = [];
+        for (let i = 0; i < 6; i++) {
+          const v = g.beforeToolCall(call);
+          seen.push(`${v.action}${v.count || ''}`);
+          if (v.action !== 'allow') assert.ok(v.message.includes(call.tool), v.message);
+          if (v.action !== 'block') assert.deepEqual(g.afterToolOutcome(call, same), { action: 'recorded' });
+        }
+        return seen;
+      });
+    const ascii = run({ session: 's', tool: 'read', args: { p: 'x' }, run: 'r', agent: 'a', callId: 'c' });
+    const wide = run({ session: 'sé😀', tool: '読む', args: { p: 'ü€😀' }, run: 'rün', agent: 'ägent', callId: 'c-é' });
+    assert.deepEqual(ascii, ['allow', 'allow', 'allow', 'warn3', 'warn4', 'block5']);
+    assert.deepEqual(wide, ascii);
+  });
 
   it('reports a disabled post-compaction guard', () =>
     withGuard({ tools: { loopDetection: { enabled: false } } }, (g) => {
@@ -174,6 +196,6 @@ describe('dispose', () => {
 describe('versions', () => {
   it('reports the policy and interface versions', () => {
     assert.match(policyVersion, /^\d+\.\d+\.\d+/);
-    assert.match(interfaceVersion, /^0\.4\./);
+    assert.match(interfaceVersion, /^0\.5\./);
   });
 });

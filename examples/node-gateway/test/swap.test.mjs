@@ -40,8 +40,8 @@ function withNextMinor(bytes) {
   for (let i = out.indexOf(interfaceVersion); i !== -1; i = out.indexOf(interfaceVersion, i + 1)) {
     const prev = out[i - 1];
     const nextByte = out[i + interfaceVersion.length];
-    const inName = prev === 0x40; /* '@' in `loopguard:policy/guard@0.4.0` */
-    // A digit may follow: the compiler lays string constants end to end (`0.4.00.2.0` is the
+    const inName = prev === 0x40; /* '@' in `loopguard:policy/guard@0.5.0` */
+    // A digit may follow: the compiler lays string constants end to end (`0.5.00.2.0` is the
     // interface version followed by the policy version), so only a following '.' means longer.
     const longer = nextByte === 0x2e || (prev >= 0x30 && prev <= 0x39) || prev === 0x2e;
     if (!inName && !longer) {

@@ -193,4 +193,4 @@ def test_many_guards_can_be_created_and_closed() -> None:
 
 def test_versions() -> None:
     assert policy_version().count(".") >= 2
-    assert interface_version().startswith("0.4.")
+    assert interface_version().startswith("0.5.")

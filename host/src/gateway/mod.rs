@@ -6,10 +6,12 @@
 //! only what the guest returns.
 //!
 //! The three decisions of a gateway's hot path (`check_tool_call`, `record_tool_outcome`,
-//! `check_bot_message`) go through the guest's packed methods (interface 0.3.0): their strings
-//! are packed into one reusable buffer ([`pack`]) and cross the boundary as one string, which
-//! saves a guest allocation and a host-to-guest call per string. The decisions are the plain
-//! methods' (the guest runs the same code for both).
+//! `check_bot_message`) go through the guest's `-quick` functions (bot 0.4.0, tools 0.5.0): their
+//! strings are packed into one reusable buffer ([`pack`]) and cross the boundary as one string,
+//! which saves a guest allocation and a host-to-guest call per string, and they take the
+//! gateway's id instead of its handle and return no text, which saves the handle's bookkeeping
+//! and the post-return call. The decisions are the plain methods' (the guest runs the same code
+//! for all of them).
 
 mod pack;
 #[cfg(test)]
@@ -22,8 +24,9 @@ use crate::bindings::exports::loopguard::policy::guard::GuestGateway as Guest;
 use crate::bindings::HostState;
 
 use crate::bindings::loopguard::policy::types::{
-    BotMessage, BotStats, BotVerdict, CompactionVerdict, GatewayStats, GroupReply, GroupStart, GroupStep, GroupThread,
-    OutcomeVerdict, PolicyError, ToolCall, ToolOutcome, ToolVerdict,
+    AbortInfo, BotMessage, BotStats, BotVerdict, CompactionVerdict, Detector, GatewayStats, GroupReply, GroupStart,
+    GroupStep, GroupThread, OutcomeVerdict, OutcomeVerdictQuick, PolicyError, ToolAction, ToolCall, ToolOutcome,
+    ToolVerdict,
 };
 use crate::error::{Error, Result};
 use crate::policy::Instance;
@@ -80,24 +83,47 @@ impl Gateway {
 
     /// Checks a tool call before it runs (and records it unless blocked or disabled).
     ///
-    /// Errors and deadlines are reported as `check-tool-call`, the operation, although the call
-    /// made is `check-tool-call-packed`.
+    /// Reported as `check-tool-call`; the call made is `check-tool-call-quick` (interface 0.5.0),
+    /// which takes the gateway's id instead of its handle and returns a verdict without text, so
+    /// that the call needs no post-return. A warning's or a block's message is fetched with
+    /// `last-message` (allowed calls, the common case, make one call); a failure's error with
+    /// `last-error`.
     pub fn check_tool_call(&mut self, call: &ToolCall) -> Result<ToolVerdict> {
         let (fields, l) = self.packer.tool_call(call)?;
-        typed(&mut self.instance, self.handle, "check-tool-call", |s, g, h| {
-            g.call_check_tool_call_packed(s, h, fields, l.session, l.tool, l.run, l.agent, l.call_id)
-        })?
-        .map_err(policy_error)
+        let (id, deadline) = (self.id, self.instance.limits.call_deadline);
+        let verdict = self.instance.call("check-tool-call", deadline, |s, b| {
+            b.loopguard_policy_guard()
+                .call_check_tool_call_quick(s, id, fields, l.session, l.tool, l.run, l.agent, l.call_id)
+        })?;
+        let v = verdict.map_err(|()| self.last_error("check-tool-call"))?;
+        let message = match v.action {
+            ToolAction::Allow => None,
+            ToolAction::Warn | ToolAction::Block => Some(self.last_message("check-tool-call")?),
+        };
+        Ok(ToolVerdict { action: v.action, detector: v.detector, count: v.count, message, notify: v.notify })
     }
 
     /// Records how a tool call ended; may return the post-compaction abort. Reported as
-    /// `record-tool-outcome` (the call made is `record-tool-outcome-packed`).
+    /// `record-tool-outcome`; the call made is `record-tool-outcome-quick` (as for
+    /// [`Gateway::check_tool_call`], with an abort's message from `last-message`).
     pub fn record_tool_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
         let (fields, l, args, threw) = self.packer.outcome(call, outcome)?;
-        typed(&mut self.instance, self.handle, "record-tool-outcome", |s, g, h| {
-            g.call_record_tool_outcome_packed(s, h, fields, l.session, l.tool, l.run, l.agent, l.call_id, args, threw)
-        })?
-        .map_err(policy_error)
+        let (id, deadline) = (self.id, self.instance.limits.call_deadline);
+        let verdict = self.instance.call("record-tool-outcome", deadline, |s, b| {
+            b.loopguard_policy_guard().call_record_tool_outcome_quick(
+                s, id, fields, l.session, l.tool, l.run, l.agent, l.call_id, args, threw,
+            )
+        })?;
+        Ok(match verdict.map_err(|()| self.last_error("record-tool-outcome"))? {
+            OutcomeVerdictQuick::Recorded => OutcomeVerdict::Recorded,
+            OutcomeVerdictQuick::Ignored => OutcomeVerdict::Ignored,
+            OutcomeVerdictQuick::Abort(count) => OutcomeVerdict::Abort(AbortInfo {
+                detector: Detector::CompactionLoopPersisted,
+                count,
+                tool: call.tool.clone(),
+                message: self.last_message("record-tool-outcome")?,
+            }),
+        })
     }
 
     /// Arms the post-compaction guard for `session` and `run`.
@@ -179,6 +205,19 @@ impl Gateway {
             },
             Err(e) => e,
         }
+    }
+
+    /// The message of the `-quick` tool verdict just returned. A policy that returns a warning,
+    /// a block or an abort without keeping its message breaks the interface's contract, and is
+    /// reported as doing so.
+    fn last_message(&mut self, call: &'static str) -> Result<String> {
+        let deadline = self.instance.limits.call_deadline;
+        let message =
+            self.instance.call("last-message", deadline, |s, b| b.loopguard_policy_guard().call_last_message(s))?;
+        message.ok_or_else(|| Error::Policy {
+            path: call.into(),
+            reason: "the policy gave a verdict that needs a message without one (last-message is none)".into(),
+        })
     }
 
     /// An inbound message to a conversation with a broadcast entry: which agents run round 1.

@@ -1,5 +1,6 @@
-//! The packed calls (what [`Gateway`] uses) against the plain WIT methods, through the real
-//! policy component: same verdicts, same errors, same state; and a badly packed call is a
+//! The calls [`Gateway`] makes (the packed `-quick` functions, with `last-message` and
+//! `last-error` for their text) against the plain WIT methods, through the real policy component:
+//! same verdicts, same messages, same errors, same state; and a badly packed call is a
 //! `policy-error` naming the length parameter, after which the gateway goes on working.
 
 use serde_json::Value;
@@ -67,7 +68,7 @@ fn tool_call(e: &Value) -> ToolCall {
 #[test]
 fn example_traces_decide_the_same_packed_and_plain() {
     let policy = policy();
-    let mut decided = 0;
+    let (mut decided, mut aborted, mut blocked) = (0, 0, 0);
     for scenario in loopguard_tests::scenarios() {
         let config = std::fs::read_to_string(&scenario.config).expect("config file");
         let mut gws = pair(&policy, &config);
@@ -78,7 +79,9 @@ fn example_traces_decide_the_same_packed_and_plain() {
             match e["kind"].as_str().expect("kind") {
                 "tool_call" => {
                     let c = tool_call(&e);
-                    same(gws.0.plain_check(&c), gws.1.check_tool_call(&c), &what);
+                    let v = gws.1.check_tool_call(&c);
+                    blocked += usize::from(v.as_ref().is_ok_and(|v| v.action == ToolAction::Block));
+                    same(gws.0.plain_check(&c), v, &what);
                 }
                 "tool_result" => {
                     let c = tool_call(&e);
@@ -86,7 +89,9 @@ fn example_traces_decide_the_same_packed_and_plain() {
                         Some(err) => ToolOutcome::Threw(err.to_string()),
                         None => ToolOutcome::Returned(e.get("result").map_or_else(|| "null".into(), Value::to_string)),
                     };
-                    same(gws.0.plain_outcome(&c, &o), gws.1.record_tool_outcome(&c, &o), &what);
+                    let v = gws.1.record_tool_outcome(&c, &o);
+                    aborted += usize::from(matches!(v, Ok(OutcomeVerdict::Abort(_))));
+                    same(gws.0.plain_outcome(&c, &o), v, &what);
                 }
                 "bot_message" => {
                     let m = BotMessage {
@@ -115,6 +120,8 @@ fn example_traces_decide_the_same_packed_and_plain() {
         assert_same_state(&mut gws, &scenario.name);
     }
     assert!(decided > 100, "the example traces hold tool calls, outcomes and bot messages ({decided})");
+    // The messages of these come from `last-message`.
+    assert!(blocked > 0 && aborted > 0, "the example traces block ({blocked}) and abort ({aborted})");
 }
 
 fn call(session: &str, tool: &str, args: &str, run: Option<&str>, agent: Option<&str>, id: Option<&str>) -> ToolCall {
@@ -360,4 +367,60 @@ fn quick_calls_find_their_gateway_by_id_and_explain_failures_through_last_error(
     other.resource_drop(&mut gw.instance.store).expect("drop");
     assert_eq!(error_path(gw.raw_quick(other_id, bot, lens)), "gateway", "a dropped gateway's id");
     assert_eq!(gw.raw_quick(gw.id, bot, lens).expect("still working"), BotVerdict::Allow);
+}
+
+#[test]
+fn quick_tool_calls_refuse_unknown_ids_and_keep_the_last_message() {
+    let policy = policy();
+    let mut gw = policy.gateway(r#"{"tools":{"loopDetection":{"enabled":true}}}"#).expect("config");
+    let deadline = gw.instance.limits.call_deadline;
+    let fields = "s1read{}";
+    for id in [gw.id + 1, u64::MAX] {
+        let check = gw
+            .instance
+            .call("check-tool-call-quick", deadline, |s, b| {
+                b.loopguard_policy_guard().call_check_tool_call_quick(s, id, fields, 2, 4, None, None, None)
+            })
+            .expect("call");
+        assert!(check.is_err(), "id {id:#x}");
+        assert_eq!(error_path::<()>(Err(gw.last_error("check-tool-call-quick"))), "gateway", "id {id:#x}");
+        let outcome = gw
+            .instance
+            .call("record-tool-outcome-quick", deadline, |s, b| {
+                b.loopguard_policy_guard().call_record_tool_outcome_quick(
+                    s,
+                    id,
+                    "s1read{}{}",
+                    2,
+                    4,
+                    None,
+                    None,
+                    None,
+                    2,
+                    false,
+                )
+            })
+            .expect("call");
+        assert!(outcome.is_err(), "id {id:#x}");
+        assert_eq!(error_path::<()>(Err(gw.last_error("record-tool-outcome-quick"))), "gateway");
+    }
+    assert_eq!(gw.stats().expect("stats").sessions, 0, "failed calls record nothing");
+
+    // Repeat one call until it warns: the message comes with the verdict; an allowed call after
+    // it has none, and leaves the last message in place.
+    let c = call("s1", "read", r#"{"path":"/a"}"#, None, None, None);
+    let warned = (0..20)
+        .map(|_| {
+            let v = gw.check_tool_call(&c).expect("decision");
+            gw.record_tool_outcome(&c, &ToolOutcome::Returned(r#"{"content":"same"}"#.into())).expect("outcome");
+            v
+        })
+        .find(|v| v.action == ToolAction::Warn)
+        .expect("ten identical calls warn");
+    let message = warned.message.expect("a warning has its message");
+    assert!(message.starts_with("WARNING: You have called read 10 times"), "{message}");
+    let other = call("s2", "read", r#"{"path":"/b"}"#, None, None, None);
+    assert_eq!(gw.check_tool_call(&other).expect("decision").message, None);
+    let last = gw.instance.call("last-message", deadline, |s, b| b.loopguard_policy_guard().call_last_message(s));
+    assert_eq!(last.expect("call"), Some(message));
 }

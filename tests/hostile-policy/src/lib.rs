@@ -54,7 +54,7 @@ pub const POLICY_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+hostile");
 
 /// The interface version: the real one, or 1.0.0 with feature `major1`.
 #[cfg(not(feature = "major1"))]
-pub const INTERFACE_VERSION: &str = "0.4.0";
+pub const INTERFACE_VERSION: &str = "0.5.0";
 /// The interface version: the real one, or 1.0.0 with feature `major1`.
 #[cfg(feature = "major1")]
 pub const INTERFACE_VERSION: &str = "1.0.0";
