@@ -507,9 +507,24 @@ impl<'t> Reader<'t> {
     /// Reads a string literal and returns the source range of its body, when that body is
     /// exactly what `JSON.stringify` writes for it (the same test as the tree reader's), and
     /// whether it has escapes.
+    #[inline(always)]
     fn string(&mut self) -> Result<(Range<usize>, bool), GiveUp> {
         self.i += 1;
         let start = self.i;
+        // Most literals have no escape: their first special byte is the closing quote. That
+        // case takes no loop (in the component, a loop header costs an interruption check).
+        let end = start + find_special(&self.s[start..]);
+        if self.s.get(end) == Some(&b'"') {
+            self.i = end + 1;
+            return Ok((start..end, false));
+        }
+        self.string_rest(start, end)
+    }
+
+    /// [`Reader::string`] from its first special byte that is not the closing quote.
+    #[inline(never)]
+    fn string_rest(&mut self, start: usize, at: usize) -> Result<(Range<usize>, bool), GiveUp> {
+        self.i = at;
         let mut escaped = false;
         loop {
             self.i += find_special(&self.s[self.i..]);

@@ -303,33 +303,52 @@ fn sort_members(members: &mut Vec<(Text<'_>, Json<'_>)>) {
 /// for these bytes. In the component (WebAssembly with SIMD) this looks at sixteen bytes per
 /// step with vector compares; natively, and for the last few bytes, eight per step with SWAR
 /// bit tricks on a `u64`.
+///
+/// In the component the first sixteen bytes are looked at before any loop: most strings (keys,
+/// ids, short values) end there, and wasmtime puts an interruption check with its register
+/// spills at every loop header, which cost more than the scan itself.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
 pub fn find_special(s: &[u8]) -> usize {
-    use core::arch::wasm32::{i64x2, i8x16_bitmask, i8x16_eq, u8x16_lt, u8x16_splat, v128_or};
-    let specials = |chunk: &[u8]| {
-        let mut w = [0u8; 16];
-        w.copy_from_slice(chunk);
-        let x = u128::from_le_bytes(w);
-        let v = i64x2(x as i64, (x >> 64) as i64);
-        let quote = i8x16_eq(v, u8x16_splat(b'"'));
-        let slash = i8x16_eq(v, u8x16_splat(b'\\'));
-        let control = u8x16_lt(v, u8x16_splat(0x20));
-        i8x16_bitmask(v128_or(v128_or(quote, slash), control))
-    };
-    let n = s.len();
-    if n < 16 {
+    if s.len() < 16 {
         return find_special_short(s);
     }
-    let mut i = 0;
+    match specials16(&s[..16]) {
+        0 => find_special_from16(s),
+        hit => hit.trailing_zeros() as usize,
+    }
+}
+
+/// The bit mask of the special bytes among sixteen.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn specials16(chunk: &[u8]) -> u16 {
+    use core::arch::wasm32::{i64x2, i8x16_bitmask, i8x16_eq, u8x16_lt, u8x16_splat, v128_or};
+    let mut w = [0u8; 16];
+    w.copy_from_slice(chunk);
+    let x = u128::from_le_bytes(w);
+    let v = i64x2(x as i64, (x >> 64) as i64);
+    let quote = i8x16_eq(v, u8x16_splat(b'"'));
+    let slash = i8x16_eq(v, u8x16_splat(b'\\'));
+    let control = u8x16_lt(v, u8x16_splat(0x20));
+    i8x16_bitmask(v128_or(v128_or(quote, slash), control))
+}
+
+/// [`find_special`] past a first sixteen bytes without a hit (`s.len() >= 16`).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(never)]
+fn find_special_from16(s: &[u8]) -> usize {
+    let n = s.len();
+    let mut i = 16;
     while i + 16 <= n {
-        let hit = specials(&s[i..i + 16]);
+        let hit = specials16(&s[i..i + 16]);
         if hit != 0 {
             return i + hit.trailing_zeros() as usize;
         }
         i += 16;
     }
     // The last sixteen bytes, overlapping bytes already found plain: a hit is past them.
-    match specials(&s[n - 16..]) {
+    match specials16(&s[n - 16..]) {
         0 => n,
         hit => n - 16 + hit.trailing_zeros() as usize,
     }
