@@ -3,7 +3,7 @@
 //! The order matters: a missing tool is reported as such even when its outcomes also repeat,
 //! and the global circuit breaker applies to every tool whatever the detector switches say.
 
-use super::history::{History, Record};
+use super::history::History;
 use super::{no_progress, ping_pong, unknown_tool};
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};
@@ -80,7 +80,7 @@ pub fn detect(
             "CRITICAL: attempted unavailable tool {name} {unknown} times. Stop retrying that missing tool and answer without it."
         )));
     }
-    let (np, latest) = no_progress::streak(h.clone(), args);
+    let no_progress::Streak { count: np, latest, same_args } = no_progress::streak(h.clone(), args);
     if np >= s.global {
         return Some(block(Detector::GlobalCircuitBreaker, np, format!(
             "CRITICAL: {tool} has repeated identical no-progress outcomes {np} times. Session execution blocked by global circuit breaker to prevent runaway loops."
@@ -100,7 +100,7 @@ pub fn detect(
         }
     }
     if s.ping_pong {
-        let pp = ping_pong::streak(h.clone(), args);
+        let pp = ping_pong::streak(h, args);
         let n = pp.count;
         if n >= s.critical && pp.no_progress_evidence {
             return Some(block(Detector::PingPong, n, format!(
@@ -120,7 +120,8 @@ pub fn detect(
                 "CRITICAL: Called {tool} with identical arguments and identical outcomes {np} times. Session execution blocked to prevent runaway loops."
             )));
         }
-        let recent = h.filter(|r: &&Record| &r.args == args).count() as u32;
+        // `recentCount`: every record of this call in scope, whatever its outcome.
+        let recent = same_args;
         if recent >= s.warning {
             return Some(warn(Detector::GenericRepeat, recent, warn_key(b"generic", args, &[]), format!(
                 "WARNING: You have called {tool} {recent} times with identical arguments. If this is not making progress, stop retrying and report the task as failed."
