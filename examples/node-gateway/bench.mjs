@@ -29,7 +29,13 @@ function event(session, step) {
     `assertion failed: left == right (session ${session})\n\ntest result: FAILED. 11 passed; 1 failed`;
   const result = { content: [{ type: 'text', text }], exitCode: 101, durationMs: 1000 + step * 7 };
   const call = { session: `agent:main:session-${session}`, tool: TOOLS[step % TOOLS.length], args, run: 'run-1' };
-  return { call, callJson: { ...call, args: undefined, argsJson: JSON.stringify(args) }, result };
+  return {
+    call,
+    callJson: { ...call, args: undefined, argsJson: JSON.stringify(args) },
+    result,
+    outcome: { result },
+    outcomeJson: { resultJson: JSON.stringify(result) },
+  };
 }
 
 const events = [];
@@ -52,11 +58,11 @@ for (const e of events) {
 console.log(`${SESSIONS} sessions x ${HISTORY}-entry histories filled; args ~${Math.round(argBytes)} bytes; Node ${process.version}`);
 
 const rounds = quick ? 1 : 3;
-const single = (key) => () => {
+const single = (key, outcome = 'outcome') => () => {
   for (let r = 0; r < rounds; r++) {
     for (const e of events) {
       guard.beforeToolCall(e[key]);
-      guard.afterToolOutcome(e[key], { result: e.result });
+      guard.afterToolOutcome(e[key], e[outcome]);
     }
   }
 };
@@ -65,6 +71,7 @@ single('call')();
 const n = events.length * rounds;
 timeIt('single call, args objects (JSON.stringify in the wrapper)', 'decision', n, single('call'));
 timeIt('single call, args already JSON text (argsJson)', 'decision', n, single('callJson'));
+timeIt('single call, args and result already JSON text', 'decision', n, single('callJson', 'outcomeJson'));
 
 // Batched: the same events as trace lines, 1 000 events per applyEvents call.
 const BATCH = 1000;

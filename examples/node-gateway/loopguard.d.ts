@@ -46,6 +46,9 @@ export interface ToolCallInput {
 /** Exactly one of them: an `error` that is not undefined wins; an undefined result is ignored. */
 export interface ToolOutcomeInput {
   result?: unknown;
+  /** The result as JSON text, when the gateway already has it (skips JSON.stringify); used when
+   * `result` is undefined. */
+  resultJson?: string;
   /** A string, a number, an Error (its message is used) or any JSON value. */
   error?: unknown;
 }

@@ -180,7 +180,8 @@ export class LoopGuard {
   /**
    * After a tool ran: records its outcome, and may say to abort the run (post-compaction guard).
    * @param {ToolCallInput} call the same call that was passed to beforeToolCall
-   * @param {{ result?: unknown, error?: unknown }} outcome
+   * @param {{ result?: unknown, resultJson?: string, error?: unknown }} outcome `resultJson` is
+   *   the result as JSON text, for gateways that have it (it skips JSON.stringify)
    */
   afterToolOutcome(call, outcome) {
     if (outcome === null || typeof outcome !== 'object') {
@@ -193,11 +194,13 @@ export class LoopGuard {
     const threw = outcome.error !== undefined;
     if (threw) {
       text = json(errorValue(outcome.error), 'outcome.error');
-    } else if (outcome.result === undefined) {
+    } else if (outcome.result !== undefined) {
+      text = json(outcome.result, 'outcome.result');
+    } else if (outcome.resultJson !== undefined) {
+      text = requireString(outcome.resultJson, 'outcome.resultJson');
+    } else {
       this.#live();
       return { action: 'ignored' };
-    } else {
-      text = json(outcome.result, 'outcome.result');
     }
     this.#live();
     const c = packedCall(call);
@@ -419,16 +422,9 @@ function toolCall(call) {
   };
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
-
-/** True when every character of `s` is ASCII, so its UTF-8 length is `s.length`. */
-function isAscii(s) {
-  return ASCII.test(s);
-}
-
-/** UTF-8 byte length of `s`. */
+/** UTF-8 byte length of `s` (native, and cheaper than an ASCII test first). */
 function utf8Length(s) {
-  return isAscii(s) ? s.length : Buffer.byteLength(s);
+  return Buffer.byteLength(s);
 }
 
 /**

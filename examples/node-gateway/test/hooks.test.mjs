@@ -53,6 +53,26 @@ describe('tool hooks', () => {
       assert.equal(g.beforeToolCall({ ...search, args: undefined, argsJson: JSON.stringify(search.args) }).count, 3);
     }));
 
+  it('takes a pre-serialized resultJson as the same outcome as result', () => {
+    const run = (outcome) =>
+      withGuard(TIGHT, (g) => {
+        const seen = [];
+        for (let i = 0; i < 5; i++) {
+          const v = g.beforeToolCall(search);
+          seen.push(`${v.action}${v.count || ''}`);
+          assert.deepEqual(g.afterToolOutcome(search, outcome), { action: 'recorded' });
+        }
+        return seen;
+      });
+    const text = run({ resultJson: JSON.stringify(same.result) });
+    assert.deepEqual(text, run(same));
+    assert.deepEqual(text, ['allow', 'allow', 'allow', 'warn3', 'warn4']);
+    withGuard(TIGHT, (g) => {
+      assert.throws(() => g.afterToolOutcome(search, { resultJson: '{"content":' }), (e) => e instanceof LoopGuardError && e.path === 'outcome.result');
+      assert.throws(() => g.afterToolOutcome(search, { resultJson: 7 }), (e) => e instanceof LoopGuardError && e.path === 'outcome.resultJson');
+    });
+  });
+
   it('ignores an undefined result and records a null one', () =>
     withGuard(TIGHT, (g) => {
       assert.deepEqual(g.afterToolOutcome(search, { result: undefined }), { action: 'ignored' });
