@@ -16,6 +16,7 @@
 //! module only has to be right about what it accepts; the tests and the `canonical_fingerprint`
 //! fuzz target hold its output to the tree path's, byte for byte.
 
+use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::bytes::push_bytes;
@@ -47,6 +48,9 @@ impl Member {
         Member { prefix, key, segment }
     }
 }
+
+/// Objects with at most this many members are put in order by insertion sort.
+const SMALL_OBJECT: usize = 24;
 
 /// Scratch kept between writes; larger buffers are dropped before the next write.
 pub const KEEP_BYTES: usize = 64 * 1024;
@@ -485,12 +489,35 @@ impl<'t> Reader<'t> {
             _ => cmp_utf16(key(a), key(b)),
         };
         let members = &mut w.members[base..];
-        if members.windows(2).all(|p| cmp(&p[0], &p[1]).is_lt()) {
-            return Ok(());
-        }
-        members.sort_unstable_by(cmp);
-        if members.windows(2).any(|p| key(&p[0]) == key(&p[1])) {
-            return Err(GiveUp);
+        if members.len() <= SMALL_OBJECT {
+            // Insertion sort: one pass when the members are in order already, and a duplicate
+            // key meets its twin on the way (a key stops at the first one not greater).
+            let mut moved = false;
+            for i in 1..members.len() {
+                let mut j = i;
+                while j > 0 {
+                    match cmp(&members[j - 1], &members[j]) {
+                        Ordering::Less => break,
+                        Ordering::Equal => return Err(GiveUp),
+                        Ordering::Greater => {
+                            members.swap(j - 1, j);
+                            moved = true;
+                            j -= 1;
+                        }
+                    }
+                }
+            }
+            if !moved {
+                return Ok(());
+            }
+        } else {
+            if members.windows(2).all(|p| cmp(&p[0], &p[1]).is_lt()) {
+                return Ok(());
+            }
+            members.sort_unstable_by(cmp);
+            if members.windows(2).any(|p| key(&p[0]) == key(&p[1])) {
+                return Err(GiveUp);
+            }
         }
         w.body.clear();
         w.body.extend_from_slice(&w.out[body_start..]);
@@ -656,18 +683,43 @@ mod tests {
     #[test]
     fn it_gives_up_where_the_tree_has_rules_of_its_own() {
         for text in [
-            r#"{"a":1,"a":2}"#,           // duplicate key: the last one wins
-            r#"{"a\n":1}"#,               // escaped key
-            r#""a\/b""#,                  // escape JSON.stringify does not write
-            r#""\u0041""#,                // same
-            r#""\u000A""#,                // upper-case hex
-            r#""\ud83d\ude00""#,          // surrogate pair
-            r#""\ud800""#,                // lone surrogate: removed
-            "1e400",                      // Infinity: written as a string
-            r#"{"action":"po\u0001ll"}"#, // an escaped top-level action
+            r#"{"a":1,"a":2}"#,                                  // duplicate key: the last one wins
+            r#"{"b":1,"c":2,"a":3,"c":4}"#,                      // the same, out of order
+            r#"{"key_long_1":1,"key_long_2":2,"key_long_1":3}"#, // twins past the 8-byte prefix
+            r#"{"a\n":1}"#,                                      // escaped key
+            r#""a\/b""#,                                         // escape JSON.stringify does not write
+            r#""\u0041""#,                                       // same
+            r#""\u000A""#,                                       // upper-case hex
+            r#""\ud83d\ude00""#,                                 // surrogate pair
+            r#""\ud800""#,                                       // lone surrogate: removed
+            "1e400",                                             // Infinity: written as a string
+            r#"{"action":"po\u0001ll"}"#,                        // an escaped top-level action
         ] {
             assert_eq!(fast(text), None, "text {text}");
             assert!(tree(text).is_some(), "the tree reads {text}");
+        }
+    }
+
+    #[test]
+    fn objects_small_and_large_are_ordered_as_the_tree_orders_them() {
+        // Insertion sort up to SMALL_OBJECT members, the library sort above: every size around
+        // the limit, in order, reversed and shuffled, with and without a duplicate key.
+        for n in [0, 1, 2, 3, SMALL_OBJECT - 1, SMALL_OBJECT, SMALL_OBJECT + 1, 60] {
+            let keys: Vec<String> = (0..n).map(|i| format!("k{:02}{}", (i * 7) % 61, "é".repeat(i % 3))).collect();
+            let orders: [Vec<usize>; 3] =
+                [(0..n).collect(), (0..n).rev().collect(), (0..n).map(|i| (i * 7 + 3) % n.max(1)).collect()];
+            for order in orders {
+                let distinct: std::collections::HashSet<_> = order.iter().collect();
+                assert_eq!(distinct.len(), n, "a permutation");
+                let members: Vec<String> = order.iter().map(|&i| format!(r#""{}":{i}"#, keys[i])).collect();
+                let text = format!("{{{}}}", members.join(","));
+                assert_eq!(fast(&text), tree(&text), "{text}");
+                assert!(fast(&text).is_some(), "{text}");
+                if n > 1 {
+                    let twin = format!("{{{},{}}}", members.join(","), members[n / 2]);
+                    assert_eq!(fast(&twin), None, "a duplicate key gives up: {twin}");
+                }
+            }
         }
     }
 
