@@ -84,11 +84,7 @@ impl GuardGuest for Component {
     ) -> Result<ToolVerdictQuick, ()> {
         let lens =
             CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
-        let checked = live_gateway(gateway).and_then(|core| {
-            let mut f = Fields::new(&fields);
-            let meta = CallText::packed(&mut f, lens)?;
-            check_call(&core, &CallText { meta, args_json: f.rest() })
-        });
+        let checked = live_gateway(gateway).and_then(|core| check_call(&core, &CallText::packed_call(&fields, lens)?));
         let v = checked.map_err(remember)?;
         if let Some(message) = v.message {
             keep_message(message);
@@ -116,10 +112,8 @@ impl GuardGuest for Component {
         let lens =
             CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
         let recorded = live_gateway(gateway).and_then(|core| {
-            let mut f = Fields::new(&fields);
-            let meta = CallText::packed(&mut f, lens)?;
-            let args_json = f.take(args_len, "args-len")?;
-            record_outcome(&core, &CallText { meta, args_json }, f.rest(), threw)
+            let (call, outcome) = CallText::packed_outcome(&fields, lens, args_len)?;
+            record_outcome(&core, &call, outcome, threw)
         });
         Ok(match recorded.map_err(remember)? {
             tl::OutcomeVerdict::Recorded => OutcomeVerdictQuick::Recorded,
@@ -316,6 +310,22 @@ impl<'a> CallText<'a> {
             call_id: f.take_opt(lens.call_id, "call-id-len")?,
         })
     }
+
+    /// A call packed as `check-tool-call-packed` takes it: the arguments are the rest.
+    fn packed_call(fields: &'a str, lens: CallLens) -> Result<Self, PolicyError> {
+        let mut f = Fields::new(fields);
+        let meta = Self::packed(&mut f, lens)?;
+        Ok(CallText { meta, args_json: f.rest() })
+    }
+
+    /// A call and its outcome packed as `record-tool-outcome-packed` takes them: `args_len`
+    /// bytes of arguments, then the outcome's text.
+    fn packed_outcome(fields: &'a str, lens: CallLens, args_len: u32) -> Result<(Self, &'a str), PolicyError> {
+        let mut f = Fields::new(fields);
+        let meta = Self::packed(&mut f, lens)?;
+        let args_json = f.take(args_len, "args-len")?;
+        Ok((CallText { meta, args_json }, f.rest()))
+    }
 }
 
 /// The length parameters of a packed tool call, in `fields` order.
@@ -466,9 +476,7 @@ impl GuestGateway for GatewayResource {
     ) -> Result<ToolVerdict, PolicyError> {
         let lens =
             CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
-        let mut f = Fields::new(&fields);
-        let meta = CallText::packed(&mut f, lens)?;
-        self.check_call(&CallText { meta, args_json: f.rest() })
+        self.check_call(&CallText::packed_call(&fields, lens)?)
     }
 
     #[allow(clippy::too_many_arguments)] // flat scalars on purpose: see `check-tool-call-packed` in the WIT
@@ -485,10 +493,8 @@ impl GuestGateway for GatewayResource {
     ) -> Result<OutcomeVerdict, PolicyError> {
         let lens =
             CallLens { session: session_len, tool: tool_len, run: run_len, agent: agent_len, call_id: call_id_len };
-        let mut f = Fields::new(&fields);
-        let meta = CallText::packed(&mut f, lens)?;
-        let args_json = f.take(args_len, "args-len")?;
-        self.record_outcome(&CallText { meta, args_json }, f.rest(), threw)
+        let (call, outcome) = CallText::packed_outcome(&fields, lens, args_len)?;
+        self.record_outcome(&call, outcome, threw)
     }
 
     fn compaction_retried(&self, session: String, run: Option<String>, agent: Option<String>) -> CompactionVerdict {
