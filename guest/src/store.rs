@@ -23,10 +23,12 @@
 //! bot pairs): dense pages of entries behind an index of entry numbers.
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
+use hashbrown::HashTable;
 use serde::{Deserialize, Serialize};
+
+use crate::bytes::same_bytes;
 
 // Explicit paths: the hostile-policy test fixture includes this file with `#[path]`, where a
 // plain `mod compact;` would be looked for beside it.
@@ -38,18 +40,55 @@ mod compact_tests;
 pub use compact::{CompactMap, Ordered};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Slot<V> {
+struct Slot<K, V> {
+    key: K,
     value: V,
     tick: u64,
 }
 
+/// Key equality as the map compares keys. Why not plain `==`: in the component, `==` on strings
+/// is a call to a byte-at-a-time `memcmp`, and a session key is compared on every decision;
+/// [`same_bytes`] compares sixteen bytes per step.
+pub trait SameKey: Hash + Eq {
+    /// `self == other`.
+    fn same(&self, other: &Self) -> bool;
+}
+
+impl SameKey for str {
+    #[inline]
+    fn same(&self, other: &Self) -> bool {
+        same_bytes(self.as_bytes(), other.as_bytes())
+    }
+}
+
+macro_rules! same_key_by_eq {
+    ($($t:ty),*) => {$(
+        impl SameKey for $t {
+            #[inline]
+            fn same(&self, other: &Self) -> bool {
+                self == other
+            }
+        }
+    )*};
+}
+same_key_by_eq!(u32, u64, u128);
+
 /// A hash map with a capacity and least-recently-used eviction.
 ///
 /// Keys are hashed with foldhash, seeded per map from std's random seed like std's `RandomState`:
-/// session keys are hashed twice per tool-call decision, and SipHash on them was ~4% of it.
+/// session keys are looked up twice per tool-call decision, and SipHash on them was ~4% of it.
+///
+/// A lookup hashes its key once (a `HashTable` with the hash computed here, where a `HashMap`
+/// entry-or-insert hashed it twice), and the entry touched last is remembered by its bucket:
+/// a gateway's outcome follows its own check in the same session, so the second lookup of a
+/// decision compares one key and hashes nothing. Any insert or removal forgets that bucket (a
+/// resize moves entries), so it is never stale.
 #[derive(Debug, Clone)]
 pub struct BoundedMap<K, V> {
-    map: HashMap<K, Slot<V>, foldhash::fast::RandomState>,
+    table: HashTable<Slot<K, V>>,
+    hasher: foldhash::fast::RandomState,
+    /// Bucket of the entry touched last, if no insert or removal came since.
+    last: Option<usize>,
     capacity: usize,
     tick: u64,
     evicted: u64,
@@ -58,7 +97,14 @@ pub struct BoundedMap<K, V> {
 impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// An empty map that holds at most `capacity` entries (at least 1).
     pub fn new(capacity: usize) -> Self {
-        Self { map: HashMap::default(), capacity: capacity.max(1), tick: 0, evicted: 0 }
+        Self {
+            table: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
+            last: None,
+            capacity: capacity.max(1),
+            tick: 0,
+            evicted: 0,
+        }
     }
 
     /// The capacity.
@@ -69,19 +115,19 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// Changes the capacity; evicts at once if the map is now over it.
     pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity.max(1);
-        if self.map.len() > self.capacity {
+        if self.table.len() > self.capacity {
             self.evict();
         }
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.table.len()
     }
 
     /// True when there are no entries.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.table.is_empty()
     }
 
     /// How many entries were evicted for lack of room since the map was made.
@@ -94,26 +140,46 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         self.tick
     }
 
+    /// The bucket of `key`, if present: the remembered one when it holds `key`, else found by
+    /// hash (`hash` is filled in then, for an insert that follows).
+    #[inline]
+    fn bucket<Q>(&self, key: &Q, hash: &mut Option<u64>) -> Option<usize>
+    where
+        K: Borrow<Q>,
+        Q: SameKey + ?Sized,
+    {
+        if let Some(i) = self.last {
+            if self.table.get_bucket(i).is_some_and(|s| s.key.borrow().same(key)) {
+                return Some(i);
+            }
+        }
+        let h = self.hasher.hash_one(key);
+        *hash = Some(h);
+        self.table.find_bucket_index(h, |s| s.key.borrow().same(key))
+    }
+
     /// Looks an entry up without touching it.
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: SameKey + ?Sized,
     {
-        self.map.get(key).map(|s| &s.value)
+        let i = self.bucket(key, &mut None)?;
+        self.table.get_bucket(i).map(|s| &s.value)
     }
 
     /// Looks an entry up and marks it as used.
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: SameKey + ?Sized,
     {
         let tick = self.next_tick();
-        self.map.get_mut(key).map(|s| {
-            s.tick = tick;
-            &mut s.value
-        })
+        let i = self.bucket(key, &mut None)?;
+        self.last = Some(i);
+        let slot = self.table.get_bucket_mut(i)?;
+        slot.tick = tick;
+        Some(&mut slot.value)
     }
 
     /// The entry for `key`, created with `make` if missing, marked as used. Creating an entry
@@ -121,68 +187,70 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     pub fn entry_or_insert_with<Q>(&mut self, key: &Q, make: impl FnOnce() -> V) -> &mut V
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: SameKey + ToOwned<Owned = K> + ?Sized,
     {
         let tick = self.next_tick();
-        if !self.map.contains_key(key) {
-            if self.map.len() >= self.capacity {
-                self.evict();
+        let mut hash = None;
+        let i = match self.bucket(key, &mut hash) {
+            Some(i) => i,
+            None => {
+                let hash = hash.unwrap_or_else(|| self.hasher.hash_one(key));
+                self.insert_new(hash, Slot { key: key.to_owned(), value: make(), tick })
             }
-            self.map.insert(key.to_owned(), Slot { value: make(), tick });
-        }
-        let slot = self.map.get_mut(key).expect("present: inserted above");
+        };
+        self.last = Some(i);
+        let slot = self.table.get_bucket_mut(i).expect("the bucket was just found or filled");
         slot.tick = tick;
         &mut slot.value
+    }
+
+    /// Inserts a key known to be absent, evicting first when the map is full; its bucket.
+    fn insert_new(&mut self, hash: u64, slot: Slot<K, V>) -> usize {
+        if self.table.len() >= self.capacity {
+            self.evict();
+        }
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, slot, |s| hasher.hash_one(&s.key)).bucket_index()
     }
 
     /// Removes an entry.
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: SameKey + ?Sized,
     {
-        self.map.remove(key).map(|s| s.value)
+        let i = self.bucket(key, &mut None)?;
+        self.last = None;
+        let entry = self.table.get_bucket_entry(i).ok()?;
+        Some(entry.remove().0.value)
     }
 
     /// Keeps only the entries for which `keep` is true (pruning idle state).
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
-        self.map.retain(|k, s| keep(k, &mut s.value));
+        self.last = None;
+        self.table.retain(|s| keep(&s.key, &mut s.value));
     }
 
     /// Iterates over all entries in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.map.iter().map(|(k, s)| (k, &s.value))
+        self.table.iter().map(|s| (&s.key, &s.value))
     }
 
     /// Drops the least recently used entries so that one more insert leaves the map at or below
     /// 63/64 of its capacity (at least one entry goes).
     fn evict(&mut self) {
         let target = (self.capacity - self.capacity / 64).saturating_sub(1);
-        let excess = self.map.len().saturating_sub(target).max(1).min(self.map.len());
+        let excess = self.table.len().saturating_sub(target).max(1).min(self.table.len());
         if excess == 0 {
             return;
         }
-        let mut ticks: Vec<u64> = self.map.values().map(|s| s.tick).collect();
+        let mut ticks: Vec<u64> = self.table.iter().map(|s| s.tick).collect();
         let (_, cutoff, _) = ticks.select_nth_unstable(excess - 1);
         let cutoff = *cutoff;
-        let before = self.map.len();
-        self.map.retain(|_, s| s.tick > cutoff);
-        self.evicted += (before - self.map.len()) as u64;
-    }
-}
-
-impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
-    /// [`BoundedMap::entry_or_insert_with`] for small `Copy` keys (digests): the same entry, tick
-    /// and eviction, found with one hash lookup instead of two while the map has room. Hashing the
-    /// key is most of what a hit costs, and the bot-pair map takes one per message.
-    pub fn entry_or_insert_with_copy(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
-        let tick = self.next_tick();
-        if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
-            self.evict();
-        }
-        let slot = self.map.entry(key).or_insert_with(|| Slot { value: make(), tick });
-        slot.tick = tick;
-        &mut slot.value
+        let before = self.table.len();
+        self.last = None;
+        self.table.retain(|s| s.tick > cutoff);
+        self.evicted += (before - self.table.len()) as u64;
     }
 }
 
@@ -190,9 +258,9 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// All entries by reference, least recently used first: what a snapshot serializes, without
     /// copying the state.
     pub fn ordered_refs(&self) -> Vec<(&K, &V)> {
-        let mut all: Vec<(&K, &Slot<V>)> = self.map.iter().collect();
-        all.sort_unstable_by_key(|(_, s)| s.tick);
-        all.into_iter().map(|(k, s)| (k, &s.value)).collect()
+        let mut all: Vec<&Slot<K, V>> = self.table.iter().collect();
+        all.sort_unstable_by_key(|s| s.tick);
+        all.into_iter().map(|s| (&s.key, &s.value)).collect()
     }
 }
 
@@ -203,14 +271,23 @@ impl<K: Hash + Eq + Clone + Ord, V: Clone> BoundedMap<K, V> {
     }
 
     /// Rebuilds a map from [`BoundedMap::to_ordered`] output (least recently used first).
-    /// Beyond the capacity, the least recently used entries are dropped.
+    /// Beyond the capacity, the least recently used entries are dropped; a key given twice
+    /// keeps its later (more recent) value.
     pub fn from_ordered(capacity: usize, entries: Vec<(K, V)>) -> Self {
         let mut m = Self::new(capacity);
         let skip = entries.len().saturating_sub(m.capacity);
-        m.map.reserve(entries.len() - skip);
-        for (k, v) in entries.into_iter().skip(skip) {
+        let hasher = m.hasher.clone();
+        m.table.reserve(entries.len() - skip, |s| hasher.hash_one(&s.key));
+        for (key, value) in entries.into_iter().skip(skip) {
             let tick = m.next_tick();
-            m.map.insert(k, Slot { value: v, tick });
+            let hash = m.hasher.hash_one(&key);
+            match m.table.find_mut(hash, |s| s.key == key) {
+                Some(s) => *s = Slot { key, value, tick },
+                None => {
+                    let hasher = &m.hasher;
+                    m.table.insert_unique(hash, Slot { key, value, tick }, |s| hasher.hash_one(&s.key));
+                }
+            }
         }
         m
     }
@@ -234,22 +311,6 @@ mod tests {
     }
 
     #[test]
-    fn the_copy_key_entry_behaves_like_the_borrowed_one() {
-        let (mut a, mut b) = (BoundedMap::new(100), BoundedMap::new(100));
-        for i in 0..1_000u64 {
-            let k = i * 7 % 150;
-            *a.entry_or_insert_with(&k, || 0) += 1;
-            *b.entry_or_insert_with_copy(k, || 0) += 1;
-            if i % 9 == 0 {
-                a.get_mut(&(i % 13));
-                b.get_mut(&(i % 13));
-            }
-        }
-        assert_eq!(a.to_ordered(), b.to_ordered());
-        assert_eq!(a.evicted(), b.evicted());
-    }
-
-    #[test]
     fn stays_bounded_under_many_keys() {
         let mut m = BoundedMap::new(1000);
         for i in 0..100_000u32 {
@@ -260,6 +321,54 @@ mod tests {
         // The newest keys survive.
         assert!(m.get(&99_999).is_some());
         assert!(m.get(&0).is_none());
+    }
+
+    /// The bucket of the entry touched last is only a shortcut: after removals, resizes,
+    /// evictions and clones, every lookup still answers for its own key, as a plain model does.
+    #[test]
+    fn the_last_entry_shortcut_never_answers_for_another_key() {
+        let mut m: BoundedMap<String, u64> = BoundedMap::new(40);
+        let mut model: Vec<(String, u64)> = Vec::new(); // least recently used first
+        let mut seed = 0x9e37_79b9_u64;
+        for step in 0..20_000u64 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let key = format!("agent:main:session-{}", (seed >> 33) % 60);
+            let pos = model.iter().position(|(k, _)| *k == key);
+            match (seed >> 20) % 5 {
+                0 => {
+                    assert_eq!(m.remove(key.as_str()), pos.map(|i| model.remove(i).1), "remove at {step}");
+                }
+                1 => {
+                    let got = m.get_mut(key.as_str()).map(|v| *v);
+                    assert_eq!(got, pos.map(|i| model[i].1), "get_mut at {step}");
+                    if let Some(i) = pos {
+                        let e = model.remove(i);
+                        model.push(e);
+                    }
+                }
+                2 if step % 997 == 0 => m = m.clone(),
+                _ => {
+                    let v = m.entry_or_insert_with(key.as_str(), || step);
+                    *v += 1;
+                    match pos {
+                        Some(i) => {
+                            let (k, old) = model.remove(i);
+                            model.push((k, old + 1));
+                        }
+                        None => {
+                            if model.len() >= 40 {
+                                let target = (40 - 40 / 64) - 1;
+                                let excess = (model.len() - target).max(1);
+                                model.drain(..excess);
+                            }
+                            model.push((key.clone(), step + 1));
+                        }
+                    }
+                }
+            }
+            assert_eq!(m.get(key.as_str()).copied(), model.iter().find(|(k, _)| *k == key).map(|e| e.1));
+        }
+        assert_eq!(m.to_ordered(), model);
     }
 
     #[test]
