@@ -357,7 +357,7 @@ mod tests {
                         }
                         None => {
                             if model.len() >= 40 {
-                                let target = (40 - 40 / 64) - 1;
+                                let target = 39; // the map evicts down to 63/64 of 40, less one
                                 let excess = (model.len() - target).max(1);
                                 model.drain(..excess);
                             }
