@@ -19,7 +19,7 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
-use crate::bytes::push_bytes;
+use crate::bytes::{copy_short, push_bytes};
 use crate::digest::write_number;
 use crate::json::{canonical_escape_len, cmp_utf16, find_special, MAX_DEPTH};
 
@@ -38,13 +38,13 @@ struct Member {
 
 impl Member {
     fn new(key_text: &[u8], key: Range<usize>, segment: Range<usize>) -> Self {
-        // Byte by byte: on wasm32 a copy of unknown length is a `memory.copy` call.
-        let (mut word, mut high) = (0u64, 0u8);
-        for (k, &b) in key_text.iter().take(8).enumerate() {
-            word |= u64::from(b) << (56 - 8 * k);
-            high |= b;
-        }
-        let prefix = high.is_ascii().then_some(word);
+        // `copy_short`, not a loop or `copy_from_slice`: on wasm32 a copy of unknown length is a
+        // `memory.copy` call, and every loop header an interruption check.
+        let n = key_text.len().min(8);
+        let mut buf = [0u8; 8];
+        copy_short(&mut buf[..n], &key_text[..n]);
+        let word = u64::from_be_bytes(buf);
+        let prefix = (word & 0x8080_8080_8080_8080 == 0).then_some(word);
         Member { prefix, key, segment }
     }
 }
@@ -338,7 +338,9 @@ impl<'t> Reader<'t> {
         Ok(())
     }
 
-    /// Reads a member's key and its colon; escaped keys give up.
+    /// Reads a member's key and its colon; escaped keys give up. Inlined: its callers read a
+    /// result's few members, and the call cost as much as the read.
+    #[inline(always)]
     fn key(&mut self) -> Result<Range<usize>, GiveUp> {
         self.ws();
         if self.s.get(self.i) != Some(&b'"') {
@@ -484,10 +486,16 @@ impl<'t> Reader<'t> {
     /// already in it. Duplicate keys give up (JSON.parse keeps the last; the tree does that).
     fn order(&self, w: &mut CanonicalText, base: usize, body_start: usize) -> Step {
         let key = |m: &Member| &self.src[m.key.clone()];
-        let cmp = |a: &Member, b: &Member| match (a.prefix, b.prefix) {
-            (Some(x), Some(y)) if x != y => x.cmp(&y),
-            _ => cmp_utf16(key(a), key(b)),
-        };
+        // Inlined into both sorts: most comparisons are one integer comparison, and a call per
+        // comparison (with its interruption check in the component) cost more than that.
+        #[inline(always)]
+        fn by_key(src: &str, a: &Member, b: &Member) -> Ordering {
+            match (a.prefix, b.prefix) {
+                (Some(x), Some(y)) if x != y => x.cmp(&y),
+                _ => cmp_utf16(&src[a.key.clone()], &src[b.key.clone()]),
+            }
+        }
+        let cmp = |a: &Member, b: &Member| by_key(self.src, a, b);
         let members = &mut w.members[base..];
         if members.len() <= SMALL_OBJECT {
             // Insertion sort: one pass when the members are in order already, and a duplicate

@@ -4,9 +4,7 @@
 //! each with its outcome hash once the tool has returned. Runs share one history and are kept
 //! apart by filtering on the run id, so the size limit counts the whole session.
 
-use std::collections::VecDeque;
-
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::digest::{js_trim, name_id, Digest};
 
@@ -42,30 +40,74 @@ pub fn run_scope(run: Option<&str>) -> Option<u64> {
 }
 
 /// The records of one session, oldest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Kept in one `Vec` whose live window starts at `head`: trimming moves `head` forward, and the
+/// dead prefix is dropped in one move once it is as long as the window (every `historySize`
+/// calls, about one record's bytes per call on average). Why not a `VecDeque`: every detector
+/// walks the history newest first, and a walk over a ring re-tests at each step which of its two
+/// halves it is in; over one slice it is a plain loop (and in the component, each loop
+/// header is an interruption check). The window never exceeds twice the size limit, plus one.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(from = "HistoryWire")]
 pub struct History {
-    records: VecDeque<Record>,
+    records: Vec<Record>,
+    head: usize,
 }
 
+/// How a [`History`] is written in snapshots: its live records, oldest first.
+#[derive(Deserialize)]
+struct HistoryWire {
+    records: Vec<Record>,
+}
+
+impl From<HistoryWire> for History {
+    fn from(w: HistoryWire) -> Self {
+        History { records: w.records, head: 0 }
+    }
+}
+
+impl Serialize for History {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct HistoryWire<'a> {
+            records: &'a [Record],
+        }
+        HistoryWire { records: self.window() }.serialize(s)
+    }
+}
+
+impl PartialEq for History {
+    fn eq(&self, other: &Self) -> bool {
+        self.window() == other.window()
+    }
+}
+
+impl Eq for History {}
+
 impl History {
+    /// The live records, oldest first.
+    fn window(&self) -> &[Record] {
+        &self.records[self.head..]
+    }
+
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.records.len() - self.head
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.len() == 0
     }
 
     /// The records whose run matches `run` (already normalized), oldest first.
     pub fn scoped(&self, run: Option<u64>) -> impl DoubleEndedIterator<Item = &Record> + Clone + '_ {
-        self.records.iter().filter(move |r| r.run == run)
+        self.window().iter().filter(move |r| r.run == run)
     }
 
     /// `recordToolCall`: pushes a call with no outcome, then trims.
     pub fn record_call(&mut self, tool: u64, args: Digest, call_id: Option<&str>, run: Option<u64>, size: usize) {
-        self.records.push_back(Record {
+        self.records.push(Record {
             tool,
             args,
             call_id: call_id.filter(|c| !c.is_empty()).map(Into::into),
@@ -90,7 +132,7 @@ impl History {
         size: usize,
     ) {
         let call_id = call_id.filter(|c| !c.is_empty());
-        let open = self.records.iter_mut().rev().find(|r| {
+        let open = self.records[self.head..].iter_mut().rev().find(|r| {
             r.result.is_none()
                 && r.run == run
                 && r.args == args
@@ -103,7 +145,7 @@ impl History {
                 r.unknown_tool = unknown_tool.map(Into::into);
                 r.call_id = None; // an attached record is never matched again
             }
-            None => self.records.push_back(Record {
+            None => self.records.push(Record {
                 tool,
                 args,
                 call_id: None,
@@ -116,8 +158,10 @@ impl History {
     }
 
     fn trim(&mut self, size: usize) {
-        while self.records.len() > size {
-            self.records.pop_front();
+        self.head = self.head.max(self.records.len().saturating_sub(size));
+        if self.head > 0 && self.head >= self.len() {
+            self.records.drain(..self.head);
+            self.head = 0;
         }
     }
 }
@@ -195,6 +239,26 @@ mod tests {
         h.record_outcome(id("read"), d(1), None, None, d(7), None, 30);
         assert_eq!(h.len(), 3);
         assert_eq!(h.scoped(None).count(), 1);
+    }
+
+    #[test]
+    fn the_window_keeps_the_newest_records_and_its_buffer_stays_bounded() {
+        let mut h = History::default();
+        for i in 0..=255u8 {
+            let size = if i < 200 { 30 } else { 7 };
+            h.record_call(id("t"), d(i), None, None, size);
+            let want: Vec<Digest> = (i.saturating_sub(size as u8 - 1)..=i).map(d).collect();
+            let got: Vec<Digest> = h.scoped(None).map(|r| r.args).collect();
+            assert_eq!(got, want, "after call {i}");
+            assert!(h.records.len() <= 2 * 30 + 1, "buffer of {} records", h.records.len());
+        }
+        // A snapshot holds the live records only, and reads back equal.
+        let bytes = postcard::to_allocvec(&h).expect("serializes");
+        let back: History = postcard::from_bytes(&bytes).expect("deserializes");
+        assert_eq!(back, h);
+        assert_eq!(back.records.len(), 7);
+        let plain = postcard::to_allocvec(&h.window().to_vec()).expect("serializes");
+        assert_eq!(bytes, plain, "the same bytes as a plain list of the records");
     }
 
     #[test]
