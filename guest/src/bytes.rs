@@ -73,18 +73,56 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
         4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
         8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
-        _ => {
+        17..=32 => {
             let wide = |s: &[u8], at: usize| u128::from_ne_bytes(word::<16>(s, at));
-            let mut i = 0;
-            while i + 16 < n {
-                if wide(a, i) != wide(b, i) {
-                    return false;
-                }
-                i += 16;
-            }
-            wide(a, n - 16) == wide(b, n - 16)
+            wide(a, 0) == wide(b, 0) && wide(a, n - 16) == wide(b, n - 16)
         }
+        _ => same_long(a, b),
     }
+}
+
+/// [`same_bytes`] of more than 32 bytes: 32 bytes per step, the last step overlapping. In the
+/// component, one step is two vector compares, and the loop's interruption check is paid once
+/// per 32 bytes.
+#[inline(never)]
+fn same_long(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    let mut i = 0;
+    while i + 32 < n {
+        if differ32(&a[i..i + 32], &b[i..i + 32]) {
+            return false;
+        }
+        i += 32;
+    }
+    !differ32(&a[n - 32..], &b[n - 32..])
+}
+
+/// Whether two 32-byte slices differ: vector loads and compares in the component.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn differ32(a: &[u8], b: &[u8]) -> bool {
+    use core::arch::wasm32::{v128, v128_any_true, v128_load, v128_or, v128_xor};
+    assert!(a.len() >= 32 && b.len() >= 32);
+    // SAFETY: both slices hold at least 32 bytes (asserted above), and `v128_load` reads 16
+    // bytes at any alignment.
+    #[allow(unsafe_code)]
+    let (a0, a1, b0, b1) = unsafe {
+        let (pa, pb) = (a.as_ptr().cast::<v128>(), b.as_ptr().cast::<v128>());
+        (v128_load(pa), v128_load(pa.add(1)), v128_load(pb), v128_load(pb.add(1)))
+    };
+    v128_any_true(v128_or(v128_xor(a0, b0), v128_xor(a1, b1)))
+}
+
+/// Whether two 32-byte slices differ.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn differ32(a: &[u8], b: &[u8]) -> bool {
+    let wide = |s: &[u8], at: usize| {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(&s[at..at + 16]);
+        u128::from_ne_bytes(w)
+    };
+    ((wide(a, 0) ^ wide(b, 0)) | (wide(a, 16) ^ wide(b, 16))) != 0
 }
 
 #[cfg(test)]
