@@ -34,10 +34,11 @@ pub fn copy_short(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// `out.extend_from_slice(b)`. On wasm32, a `b` of at most 32 bytes goes through a 32-byte stack
-/// buffer: the buffer is appended whole (a fixed-size copy) and the excess cut off again. Native
-/// builds copy directly (their `memcpy` is a cheap library call); the guest's unit tests run on
-/// wasm32 as well, so both ways are tested.
+/// `out.extend_from_slice(b)`. On wasm32, a `b` of at most 32 bytes is written into the
+/// vector's spare room with the fixed-size moves of [`copy_short`]: `extend_from_slice` is a
+/// call to `Vec::append_elements` with the length as a parameter, so its copy is a
+/// `memory.copy` however short `b` is. Native builds copy directly (their `memcpy` is a cheap
+/// library call); the guest's unit tests run on wasm32 as well, so both ways are tested.
 #[inline(always)]
 pub fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
     let n = b.len();
@@ -45,11 +46,50 @@ pub fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
         out.extend_from_slice(b);
         return;
     }
-    let mut buf = [0u8; 32];
-    copy_short(&mut buf[..n], b);
+    out.reserve(n);
     let at = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(at + n);
+    // SAFETY: `reserve` made room for `n` more bytes after `at`; `copy_short_raw` writes
+    // exactly the bytes `at..at + n` (from `b`, which does not overlap the vector's spare
+    // room), so they are initialized before the length covers them.
+    #[allow(unsafe_code)]
+    unsafe {
+        copy_short_raw(b.as_ptr(), out.as_mut_ptr().add(at), n);
+        out.set_len(at + n);
+    }
+}
+
+/// [`copy_short`] between raw pointers, for `n <= 32`.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `n` bytes, and the two must not overlap.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn copy_short_raw(src: *const u8, dst: *mut u8, n: usize) {
+    use std::ptr::copy_nonoverlapping as copy;
+    // SAFETY (every arm): each copy lies within the first `n` bytes of both ranges.
+    unsafe {
+        match n {
+            0 => {}
+            1..=3 => {
+                *dst = *src;
+                *dst.add(n / 2) = *src.add(n / 2);
+                *dst.add(n - 1) = *src.add(n - 1);
+            }
+            4..=7 => {
+                copy(src, dst, 4);
+                copy(src.add(n - 4), dst.add(n - 4), 4);
+            }
+            8..=16 => {
+                copy(src, dst, 8);
+                copy(src.add(n - 8), dst.add(n - 8), 8);
+            }
+            _ => {
+                debug_assert!(n <= 32);
+                copy(src, dst, 16);
+                copy(src.add(n - 16), dst.add(n - 16), 16);
+            }
+        }
+    }
 }
 
 /// `a == b`, sixteen bytes per step with an overlapping last step.

@@ -303,15 +303,21 @@ impl<'t> Reader<'t> {
             let seg_start = w.out.len();
             push_bytes(&mut w.out, &self.s[key.start - 1..key.end + 1]);
             w.out.push(b':');
-            if depth == 1 && &self.s[key.clone()] == b"action" && self.s.get(self.i) == Some(&b'"') {
-                // A top-level string `action` without escapes is its own text; one with
-                // escapes would need decoding, so the tree path handles it.
+            if self.s.get(self.i) == Some(&b'"') {
+                // A string value, read here rather than by a call to `value` (the most common
+                // member, and the call cost as much as reading it); numbers likewise below.
                 let (body, escaped) = self.string()?;
-                if escaped {
-                    return Err(GiveUp);
-                }
                 push_bytes(&mut w.out, &self.s[body.start - 1..body.end + 1]);
-                self.action = Some(&self.src[body]);
+                if depth == 1 && &self.s[key.clone()] == b"action" {
+                    // A top-level string `action` without escapes is its own text; one with
+                    // escapes would need decoding, so the tree path handles it.
+                    if escaped {
+                        return Err(GiveUp);
+                    }
+                    self.action = Some(&self.src[body]);
+                }
+            } else if let Some(b'-' | b'0'..=b'9') = self.s.get(self.i) {
+                self.number(w)?;
             } else {
                 self.value(w, depth)?;
             }
@@ -371,7 +377,7 @@ impl<'t> Reader<'t> {
     /// `details` may have a `status`.
     fn result(&mut self, w: &mut CanonicalText) -> Result<bool, GiveUp> {
         self.i += 1;
-        w.out.extend_from_slice(b"{\"details\":");
+        push_bytes(&mut w.out, b"{\"details\":");
         let head = w.out.len();
         let (mut details, mut content) = (false, false);
         self.ws();
@@ -404,7 +410,7 @@ impl<'t> Reader<'t> {
             more = self.next(b'}')?;
         }
         if w.out.len() == head {
-            w.out.extend_from_slice(b"{}");
+            push_bytes(&mut w.out, b"{}");
         }
         let status = w.out[head..].windows(9).any(|win| win == b"\"status\":");
         if let (Some(first), Some(last)) = (w.texts.first(), w.texts.last()) {
@@ -412,14 +418,14 @@ impl<'t> Reader<'t> {
                 return Err(GiveUp);
             }
         }
-        w.out.extend_from_slice(b",\"text\":\"");
+        push_bytes(&mut w.out, b",\"text\":\"");
         for (n, t) in w.texts.iter().enumerate() {
             if n > 0 {
-                w.out.extend_from_slice(b"\\n");
+                push_bytes(&mut w.out, b"\\n");
             }
             w.out.extend_from_slice(&self.s[t.clone()]);
         }
-        w.out.extend_from_slice(b"\"}");
+        push_bytes(&mut w.out, b"\"}");
         Ok(status)
     }
 
@@ -583,7 +589,27 @@ impl<'t> Reader<'t> {
         Ok(())
     }
 
+    /// A number. Integers of up to 15 digits without a leading zero (what ids, counts and
+    /// durations are) are their own canonical text and are copied as they are, their digits
+    /// found eight at a time; everything else takes [`Reader::number_rest`].
+    #[inline(always)]
     fn number(&mut self, w: &mut CanonicalText) -> Step {
+        let start = self.i;
+        let first = start + usize::from(self.s.get(start) == Some(&b'-'));
+        if let Some(b'1'..=b'9') = self.s.get(first) {
+            let end = first + leading_digits(&self.s[first..]);
+            if end - first <= 15 && !matches!(self.s.get(end), Some(b'.' | b'e' | b'E')) {
+                self.i = end;
+                push_bytes(&mut w.out, &self.s[start..end]);
+                return Ok(());
+            }
+        }
+        self.number_rest(w)
+    }
+
+    /// [`Reader::number`] past its common case.
+    #[inline(never)]
+    fn number_rest(&mut self, w: &mut CanonicalText) -> Step {
         let start = self.i;
         self.eat(b'-');
         match self.s.get(self.i) {
@@ -627,10 +653,33 @@ impl<'t> Reader<'t> {
     }
 
     fn digits(&mut self) {
-        while let Some(b'0'..=b'9') = self.s.get(self.i) {
-            self.i += 1;
-        }
+        self.i += leading_digits(&self.s[self.i..]);
     }
+}
+
+/// How many ASCII digits `s` starts with: eight bytes per step. A byte is a digit when it is
+/// `'0'` to `'9'` after `^ '0'` (0 to 9); adding 0x76 sets the high bit of a byte from 10 up,
+/// and bytes from 0x80 are flagged by their own high bit. A carry only flags bytes above
+/// (later than) a true hit, so the lowest flagged byte is exact.
+#[inline(always)]
+fn leading_digits(s: &[u8]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&s[i..i + 8]);
+        let y = u64::from_le_bytes(b) ^ (LO * u64::from(b'0'));
+        let flagged = (y.wrapping_add(LO * 0x76) | y) & HI;
+        if flagged != 0 {
+            return i + (flagged.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(b'0'..=b'9') = s.get(i) {
+        i += 1;
+    }
+    i
 }
 
 #[cfg(test)]
@@ -677,6 +726,28 @@ mod tests {
         assert!(w.out.capacity() > KEEP_BYTES);
         assert_eq!(w.write(r#"{"b":2,"a":1}"#).map(|r| r.canonical.to_vec()), Some(br#"{"a":1,"b":2}"#.to_vec()));
         assert!(w.out.capacity() <= KEEP_BYTES && w.body.capacity() <= KEEP_BYTES);
+    }
+
+    #[test]
+    fn leading_digits_stop_at_the_first_byte_that_is_not_a_digit() {
+        for n in 0..20 {
+            for stop in [b'/', b':', b'.', b'e', b',', b'}', 0x80, 0xB0, 0xFF, 0x00, b' '] {
+                let mut s = vec![b'7'; n];
+                s.push(stop);
+                s.extend_from_slice(b"123456789");
+                assert_eq!(leading_digits(&s), n, "{n} digits then {stop:#x}");
+                assert_eq!(leading_digits(&s[..n]), n, "{n} digits to the end");
+            }
+        }
+        // Every byte value, in every position of the first word.
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut s = *b"0123456789";
+                s[at] = b;
+                let want = if b.is_ascii_digit() { 10 } else { at };
+                assert_eq!(leading_digits(&s), want, "byte {b:#x} at {at}");
+            }
+        }
     }
 
     #[test]
