@@ -322,7 +322,7 @@ pub fn find_special(s: &[u8]) -> usize {
 /// The bit mask of the special bytes among sixteen.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-fn specials16(chunk: &[u8]) -> u16 {
+pub(crate) fn specials16(chunk: &[u8]) -> u16 {
     use core::arch::wasm32::{i64x2, i8x16_bitmask, i8x16_eq, u8x16_lt, u8x16_splat, v128_or};
     let mut w = [0u8; 16];
     w.copy_from_slice(chunk);
@@ -358,7 +358,7 @@ fn find_special_from16(s: &[u8]) -> usize {
 /// vector loop needs no stack frame.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(never)]
-fn find_special_short(s: &[u8]) -> usize {
+pub(crate) fn find_special_short(s: &[u8]) -> usize {
     find_special_swar(s)
 }
 
