@@ -15,6 +15,14 @@ use crate::json::{Json, Text};
 /// A 128-bit fingerprint. Equal inputs give equal digests; a collision needs ~2^64 inputs.
 pub type Digest = [u8; 16];
 
+/// `a == b` for digests, as two 64-bit compares. Why not `==`: on byte arrays it is a `memcmp`
+/// that LLVM expands for ordering (find the first differing byte, compare it) even when only
+/// equality is asked, and the detectors compare a digest per history record.
+#[inline(always)]
+pub fn same(a: &Digest, b: &Digest) -> bool {
+    u128::from_ne_bytes(*a) == u128::from_ne_bytes(*b)
+}
+
 /// Where serialized text goes: a `String` (tests, messages) or a hasher.
 pub trait Sink {
     /// Appends text.

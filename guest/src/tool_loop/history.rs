@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::digest::{js_trim, name_id, Digest};
+use crate::digest::{js_trim, name_id, same, Digest};
 
 /// One call (and, once known, its outcome).
 ///
@@ -135,7 +135,7 @@ impl History {
         let open = self.records[self.head..].iter_mut().rev().find(|r| {
             r.result.is_none()
                 && r.run == run
-                && r.args == args
+                && same(&r.args, &args)
                 && r.tool == tool
                 && call_id.is_none_or(|id| r.call_id.as_deref() == Some(id))
         });

@@ -4,7 +4,7 @@
 //! and checks the deploy again is still stuck if the deploy check never changes.
 
 use super::history::Record;
-use crate::digest::Digest;
+use crate::digest::{same, Digest};
 
 /// What one walk over the scoped history finds for the current call's `argsHash`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +26,14 @@ pub fn streak<'a>(scoped: impl DoubleEndedIterator<Item = &'a Record>, args: &Di
     let mut latest: Option<Digest> = None;
     let (mut count, mut same_args, mut open) = (0, 0, true);
     for r in scoped.rev() {
-        if &r.args != args {
+        if !same(&r.args, args) {
             continue;
         }
         same_args += 1;
         let (true, Some(result)) = (open, r.result) else { continue };
         match latest {
             None => latest = Some(result),
-            Some(l) if l != result => {
+            Some(l) if !same(&l, &result) => {
                 open = false;
                 continue;
             }

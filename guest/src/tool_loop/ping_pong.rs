@@ -5,7 +5,7 @@
 //! neither side is making progress (each side always returned the same outcome).
 
 use super::history::Record;
-use crate::digest::Digest;
+use crate::digest::{same, Digest};
 
 /// The ping-pong count and its facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,14 +24,14 @@ const NONE: PingPong = PingPong { count: 0, paired: None, no_progress_evidence: 
 pub fn streak<'a>(scoped: impl DoubleEndedIterator<Item = &'a Record> + Clone, current: &Digest) -> PingPong {
     let mut newest = scoped.clone().rev();
     let Some(last) = newest.next() else { return NONE };
-    let Some(other) = newest.find(|r| r.args != last.args) else { return NONE };
+    let Some(other) = newest.find(|r| !same(&r.args, &last.args)) else { return NONE };
     let tail = scoped
         .clone()
         .rev()
         .enumerate()
-        .take_while(|(k, r)| r.args == if k % 2 == 0 { last.args } else { other.args })
+        .take_while(|(k, r)| same(&r.args, if k % 2 == 0 { &last.args } else { &other.args }))
         .count();
-    if tail < 2 || *current != other.args {
+    if tail < 2 || !same(current, &other.args) {
         return NONE;
     }
     let (mut a, mut b): (Option<Digest>, Option<Digest>) = (None, None);
@@ -41,10 +41,10 @@ pub fn streak<'a>(scoped: impl DoubleEndedIterator<Item = &'a Record> + Clone, c
             evidence = false;
             break;
         };
-        let side = if r.args == last.args { &mut a } else { &mut b };
+        let side = if same(&r.args, &last.args) { &mut a } else { &mut b };
         match side {
             None => *side = Some(result),
-            Some(s) if *s != result => {
+            Some(s) if !same(s, &result) => {
                 evidence = false;
                 break;
             }
