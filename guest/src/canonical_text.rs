@@ -108,7 +108,11 @@ impl CanonicalText {
     /// [`CanonicalText::write`] into a buffer that starts with the concatenated `prefix` (a
     /// digest's tag and the like). Why: a digest then hashes one contiguous buffer in one call,
     /// instead of streaming pieces that blake3 copies into its block buffer one by one.
-    pub fn write_after<'o, 't>(&'o mut self, prefix: &[&[u8]], text: &'t str) -> Option<Written<'o, 't>> {
+    pub fn write_after<'o, 't, const N: usize>(
+        &'o mut self,
+        prefix: &[&[u8]; N],
+        text: &'t str,
+    ) -> Option<Written<'o, 't>> {
         let start = self.start(prefix);
         let mut r = Reader { s: text.as_bytes(), src: text, i: 0, action: None };
         r.ws();
@@ -124,7 +128,9 @@ impl CanonicalText {
     ///
     /// Buffers that grew past [`KEEP_BYTES`] for one large text are let go here, so that a
     /// gateway does not keep megabytes of scratch for the rest of its life after one big result.
-    fn start(&mut self, prefix: &[&[u8]]) -> usize {
+    ///
+    /// The prefix is an array, so that writing it is unrolled (no loop, no interruption check).
+    fn start<const N: usize>(&mut self, prefix: &[&[u8]; N]) -> usize {
         if self.out.capacity() > KEEP_BYTES || self.body.capacity() > KEEP_BYTES {
             *self = Self::default();
         }
@@ -152,7 +158,11 @@ impl CanonicalText {
     }
 
     /// [`CanonicalText::write_result`] after `prefix`, as [`CanonicalText::write_after`].
-    pub fn write_result_after<'o>(&'o mut self, prefix: &[&[u8]], text: &str) -> Option<WrittenResult<'o>> {
+    pub fn write_result_after<'o, const N: usize>(
+        &'o mut self,
+        prefix: &[&[u8]; N],
+        text: &str,
+    ) -> Option<WrittenResult<'o>> {
         let start = self.start(prefix);
         let mut r = Reader { s: text.as_bytes(), src: text, i: 0, action: None };
         r.ws();
