@@ -266,18 +266,22 @@ fn parse_json<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
     json::parse(text).map_err(|e| PolicyError { path: path.into(), reason: format!("not valid JSON: {e}") })
 }
 
+#[inline(always)]
 fn check_size(text: &str, path: &str) -> Result<(), PolicyError> {
     if text.len() > crate::trace::MAX_EVENT_BYTES {
-        return Err(PolicyError {
-            path: path.into(),
-            reason: format!(
-                "{} bytes; values larger than {} bytes are refused",
-                text.len(),
-                crate::trace::MAX_EVENT_BYTES
-            ),
-        });
+        return Err(size_error(text, path));
     }
     Ok(())
+}
+
+/// The error of [`check_size`], out of line: the check itself is one comparison per call.
+#[cold]
+#[inline(never)]
+fn size_error(text: &str, path: &str) -> PolicyError {
+    PolicyError {
+        path: path.into(),
+        reason: format!("{} bytes; values larger than {} bytes are refused", text.len(), crate::trace::MAX_EVENT_BYTES),
+    }
 }
 
 /// A tool call with every field borrowed: what the plain and the packed methods share.
