@@ -42,17 +42,22 @@ pub fn run_scope(run: Option<&str>) -> Option<u64> {
 /// The records of one session, oldest first.
 ///
 /// Kept in one `Vec` whose live window starts at `head`: trimming moves `head` forward, and the
-/// dead prefix is dropped in one move once it is as long as the window (every `historySize`
-/// calls, about one record's bytes per call on average). Why not a `VecDeque`: every detector
-/// walks the history newest first, and a walk over a ring re-tests at each step which of its two
-/// halves it is in; over one slice it is a plain loop (and in the component, each loop
-/// header is an interruption check). The window never exceeds twice the size limit, plus one.
+/// dead prefix is dropped in one move once it holds [`SLACK`] records (every eighth call of a
+/// full history, about a record's bytes moved per call on average). Why not a `VecDeque`: every
+/// detector walks the history newest first, and a walk over a ring re-tests at each step which
+/// of its two halves it is in; over one slice it is a plain loop (and in the component, each
+/// loop header is an interruption check). The buffer grows by doubling up to exactly the size
+/// limit plus [`SLACK`] records, so a full history of 30 takes 38 records' room, where a ring
+/// took 32.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(from = "HistoryWire")]
 pub struct History {
     records: Vec<Record>,
     head: usize,
 }
+
+/// Dead records a [`History`] keeps before dropping them in one move.
+const SLACK: usize = 8;
 
 /// How a [`History`] is written in snapshots: its live records, oldest first.
 #[derive(Deserialize)]
@@ -107,14 +112,19 @@ impl History {
 
     /// `recordToolCall`: pushes a call with no outcome, then trims.
     pub fn record_call(&mut self, tool: u64, args: Digest, call_id: Option<&str>, run: Option<u64>, size: usize) {
-        self.records.push(Record {
-            tool,
-            args,
-            call_id: call_id.filter(|c| !c.is_empty()).map(Into::into),
-            run,
-            result: None,
-            unknown_tool: None,
-        });
+        let call_id = call_id.filter(|c| !c.is_empty()).map(Into::into);
+        self.push(Record { tool, args, call_id, run, result: None, unknown_tool: None }, size);
+    }
+
+    /// Appends a record and trims to `size`. The buffer grows by doubling, but never past what
+    /// `size` needs: the window and at most [`SLACK`] dead records.
+    fn push(&mut self, record: Record, size: usize) {
+        let len = self.records.len();
+        if len == self.records.capacity() {
+            let room = (len * 2).clamp(4, size.max(1) + SLACK).max(len + 1);
+            self.records.reserve_exact(room - len);
+        }
+        self.records.push(record);
         self.trim(size);
     }
 
@@ -145,21 +155,19 @@ impl History {
                 r.unknown_tool = unknown_tool.map(Into::into);
                 r.call_id = None; // an attached record is never matched again
             }
-            None => self.records.push(Record {
-                tool,
-                args,
-                call_id: None,
-                run,
-                result: Some(result),
-                unknown_tool: unknown_tool.map(Into::into),
-            }),
+            None => {
+                let unknown_tool = unknown_tool.map(Into::into);
+                let record = Record { tool, args, call_id: None, run, result: Some(result), unknown_tool };
+                self.push(record, size);
+                return;
+            }
         }
         self.trim(size);
     }
 
     fn trim(&mut self, size: usize) {
         self.head = self.head.max(self.records.len().saturating_sub(size));
-        if self.head > 0 && self.head >= self.len() {
+        if self.head >= SLACK {
             self.records.drain(..self.head);
             self.head = 0;
         }
@@ -250,7 +258,7 @@ mod tests {
             let want: Vec<Digest> = (i.saturating_sub(size as u8 - 1)..=i).map(d).collect();
             let got: Vec<Digest> = h.scoped(None).map(|r| r.args).collect();
             assert_eq!(got, want, "after call {i}");
-            assert!(h.records.len() <= 2 * 30 + 1, "buffer of {} records", h.records.len());
+            assert!(h.records.capacity() <= 30 + SLACK, "room for {} records", h.records.capacity());
         }
         // A snapshot holds the live records only, and reads back equal.
         let bytes = postcard::to_allocvec(&h).expect("serializes");
