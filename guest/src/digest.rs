@@ -297,8 +297,18 @@ pub fn key_digest(tag: u8, parts: &[&[u8]]) -> Digest {
 
 /// JavaScript's `String.prototype.trim`: strips the ECMAScript white space and line
 /// terminators, including U+FEFF, but not U+0085 (which Rust's `str::trim` strips).
+///
+/// A text that starts and ends with a printable ASCII byte is returned as it is without
+/// decoding any character: run ids and most texts are such, and the general trim decodes a
+/// character at each end through a predicate call.
+#[inline]
 pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_space)
+    let printable = |b: u8| b > b' ' && b < 0x80;
+    match s.as_bytes() {
+        [first, .., last] if printable(*first) && printable(*last) => s,
+        [only] if printable(*only) => s,
+        _ => s.trim_matches(is_js_space),
+    }
 }
 
 /// ECMAScript `WhiteSpace` or `LineTerminator` (the set of `trim` and regex `\s`).
@@ -317,6 +327,29 @@ mod tests {
 
     fn canon(text: &str) -> String {
         canonical(&parse(text).unwrap())
+    }
+
+    #[test]
+    fn js_trim_strips_what_javascript_strips_and_nothing_else() {
+        let cases = [
+            ("", ""),
+            ("a", "a"),
+            ("run-1", "run-1"),
+            (" a", "a"),
+            ("a\t", "a"),
+            ("\u{B}\u{C}a b\r\n", "a b"),
+            ("\u{FEFF}a\u{A0}", "a"),
+            ("\u{3000}\u{2028}x\u{205F}", "x"),
+            ("\u{85}x\u{85}", "\u{85}x\u{85}"),
+            ("é", "é"),
+            ("é ", "é"),
+            ("\u{7F}", "\u{7F}"),
+            ("  ", ""),
+        ];
+        for (text, want) in cases {
+            assert_eq!(js_trim(text), want, "{text:?}");
+            assert_eq!(js_trim(text), text.trim_matches(is_js_space), "{text:?}, general trim");
+        }
     }
 
     #[test]
