@@ -140,22 +140,21 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         self.tick
     }
 
-    /// The bucket of `key`, if present: the remembered one when it holds `key`, else found by
-    /// hash (`hash` is filled in then, for an insert that follows).
+    /// `Ok(bucket)` of `key` (the remembered one when it holds `key`, else found by hash), or
+    /// `Err(hash)` when it is absent: the hash an insert that follows needs.
     #[inline]
-    fn bucket<Q>(&self, key: &Q, hash: &mut Option<u64>) -> Option<usize>
+    fn bucket<Q>(&self, key: &Q) -> Result<usize, u64>
     where
         K: Borrow<Q>,
         Q: SameKey + ?Sized,
     {
         if let Some(i) = self.last {
             if self.table.get_bucket(i).is_some_and(|s| s.key.borrow().same(key)) {
-                return Some(i);
+                return Ok(i);
             }
         }
-        let h = self.hasher.hash_one(key);
-        *hash = Some(h);
-        self.table.find_bucket_index(h, |s| s.key.borrow().same(key))
+        let hash = self.hasher.hash_one(key);
+        self.table.find_bucket_index(hash, |s| s.key.borrow().same(key)).ok_or(hash)
     }
 
     /// Looks an entry up without touching it.
@@ -164,7 +163,7 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         K: Borrow<Q>,
         Q: SameKey + ?Sized,
     {
-        let i = self.bucket(key, &mut None)?;
+        let i = self.bucket(key).ok()?;
         self.table.get_bucket(i).map(|s| &s.value)
     }
 
@@ -175,7 +174,7 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         Q: SameKey + ?Sized,
     {
         let tick = self.next_tick();
-        let i = self.bucket(key, &mut None)?;
+        let i = self.bucket(key).ok()?;
         self.last = Some(i);
         let slot = self.table.get_bucket_mut(i)?;
         slot.tick = tick;
@@ -190,13 +189,9 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         Q: SameKey + ToOwned<Owned = K> + ?Sized,
     {
         let tick = self.next_tick();
-        let mut hash = None;
-        let i = match self.bucket(key, &mut hash) {
-            Some(i) => i,
-            None => {
-                let hash = hash.unwrap_or_else(|| self.hasher.hash_one(key));
-                self.insert_new(hash, Slot { key: key.to_owned(), value: make(), tick })
-            }
+        let i = match self.bucket(key) {
+            Ok(i) => i,
+            Err(hash) => self.insert_new(hash, Slot { key: key.to_owned(), value: make(), tick }),
         };
         self.last = Some(i);
         let slot = self.table.get_bucket_mut(i).expect("the bucket was just found or filled");
@@ -219,7 +214,7 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         K: Borrow<Q>,
         Q: SameKey + ?Sized,
     {
-        let i = self.bucket(key, &mut None)?;
+        let i = self.bucket(key).ok()?;
         self.last = None;
         let entry = self.table.get_bucket_entry(i).ok()?;
         Some(entry.remove().0.value)
