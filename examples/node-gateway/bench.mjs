@@ -4,6 +4,12 @@
 // sessions with 30-entry histories already filled, ~300-byte arguments, results of a few hundred
 // bytes, sessions round-robin. Also the batched path: applyEvents with 1 000 events per call.
 //
+// The call and outcome objects are built inside the timed loop, as a gateway builds them for its
+// hook (their cost is included). Built up front, 30 000 of them made each decision pay cache
+// misses on objects a gateway would just have written: 0.5–1 µs of the figure.
+// `LOOPGUARD_NODE_GLUE=jco node bench.mjs` measures the tool hooks through jco's generated glue
+// instead of the direct core calls (core-calls.mjs).
+//
 // Usage: node bench.mjs [--quick]
 import { LoopGuard } from './loopguard.mjs';
 import { defaultPolicy } from './policy.mjs';
@@ -28,19 +34,19 @@ function event(session, step) {
     `test module_${step}::tests::round_trips ... FAILED\n\nfailures:\n---- module_${step}::tests::round_trips stdout ----\n` +
     `assertion failed: left == right (session ${session})\n\ntest result: FAILED. 11 passed; 1 failed`;
   const result = { content: [{ type: 'text', text }], exitCode: 101, durationMs: 1000 + step * 7 };
-  const call = { session: `agent:main:session-${session}`, tool: TOOLS[step % TOOLS.length], args, run: 'run-1' };
   return {
-    call,
-    callJson: { ...call, args: undefined, argsJson: JSON.stringify(args) },
+    session: `agent:main:session-${session}`,
+    tool: TOOLS[step % TOOLS.length],
+    args,
+    argsJson: JSON.stringify(args),
     result,
-    outcome: { result },
-    outcomeJson: { resultJson: JSON.stringify(result) },
+    resultJson: JSON.stringify(result),
   };
 }
 
 const events = [];
 for (let step = 0; step < HISTORY; step++) for (let s = 0; s < SESSIONS; s++) events.push(event(s, step));
-const argBytes = events.reduce((n, e) => n + e.callJson.argsJson.length, 0) / events.length;
+const argBytes = events.reduce((n, e) => n + e.argsJson.length, 0) / events.length;
 
 function timeIt(label, unit, n, fn) {
   const t0 = process.hrtime.bigint();
@@ -52,32 +58,55 @@ function timeIt(label, unit, n, fn) {
 
 const guard = new LoopGuard(CONFIG);
 for (const e of events) {
-  guard.beforeToolCall(e.call);
-  guard.afterToolOutcome(e.call, { result: e.result });
+  const call = { session: e.session, tool: e.tool, args: e.args, run: 'run-1' };
+  guard.beforeToolCall(call);
+  guard.afterToolOutcome(call, { result: e.result });
 }
+const glue = defaultPolicy.core !== null ? 'direct core calls' : "jco's glue (LOOPGUARD_NODE_GLUE=jco)";
 console.log(`${SESSIONS} sessions x ${HISTORY}-entry histories filled; args ~${Math.round(argBytes)} bytes; Node ${process.version}`);
+console.log(`tool hooks through ${glue}`);
 
 const rounds = quick ? 1 : 3;
-const single = (key, outcome = 'outcome') => () => {
+const n = events.length * rounds;
+const objects = () => {
   for (let r = 0; r < rounds; r++) {
     for (const e of events) {
-      guard.beforeToolCall(e[key]);
-      guard.afterToolOutcome(e[key], e[outcome]);
+      const call = { session: e.session, tool: e.tool, args: e.args, run: 'run-1' };
+      guard.beforeToolCall(call);
+      guard.afterToolOutcome(call, { result: e.result });
     }
   }
 };
-// warm-up pass so V8 has tiered up the wasm and the wrappers
-single('call')();
-const n = events.length * rounds;
-timeIt('single call, args objects (JSON.stringify in the wrapper)', 'decision', n, single('call'));
-timeIt('single call, args already JSON text (argsJson)', 'decision', n, single('callJson'));
-timeIt('single call, args and result already JSON text', 'decision', n, single('callJson', 'outcomeJson'));
+const argsText = () => {
+  for (let r = 0; r < rounds; r++) {
+    for (const e of events) {
+      const call = { session: e.session, tool: e.tool, argsJson: e.argsJson, run: 'run-1' };
+      guard.beforeToolCall(call);
+      guard.afterToolOutcome(call, { result: e.result });
+    }
+  }
+};
+const bothText = () => {
+  for (let r = 0; r < rounds; r++) {
+    for (const e of events) {
+      const call = { session: e.session, tool: e.tool, argsJson: e.argsJson, run: 'run-1' };
+      guard.beforeToolCall(call);
+      guard.afterToolOutcome(call, { resultJson: e.resultJson });
+    }
+  }
+};
+// warm-up passes so V8 has tiered up the wasm and the wrappers
+objects();
+bothText();
+timeIt('single call, args objects (JSON.stringify in the wrapper)', 'decision', n, objects);
+timeIt('single call, args already JSON text (argsJson)', 'decision', n, argsText);
+timeIt('single call, args and result already JSON text', 'decision', n, bothText);
 
 // Batched: the same events as trace lines, 1 000 events per applyEvents call.
 const BATCH = 1000;
 const lines = [];
 for (const e of events) {
-  const base = { session: e.call.session, run: 'run-1', tool: e.call.tool, args: e.call.args };
+  const base = { session: e.session, run: 'run-1', tool: e.tool, args: e.args };
   lines.push(JSON.stringify({ kind: 'tool_call', ...base }));
   lines.push(JSON.stringify({ kind: 'tool_result', ...base, result: e.result }));
 }

@@ -35,7 +35,7 @@ checkInterface(interfaceVersion);
  * @returns {string}
  */
 export function replay(config, trace) {
-  return policyCall(() => defaultPolicy.exports.replay(configText(config), requireString(trace, 'trace')));
+  return policyCall(() => defaultPolicy.exports.replay(configText(config), requireString(trace, 'trace')), defaultPolicy.core);
 }
 
 /** Set by `LoopGuard.load` for the one synchronous constructor call it makes. */
@@ -63,7 +63,7 @@ export class LoopGuard {
     const policy = policyForNextGuard ?? defaultPolicy;
     policyForNextGuard = null;
     const text = configText(config);
-    this.#gateway = policyCall(() => policy.exports.guard.Gateway.create(text));
+    this.#gateway = policyCall(() => policy.exports.guard.Gateway.create(text), policy.core);
     this.#id = this.#gateway.id();
     this.#policy = policy;
     this.#config = text;
@@ -122,7 +122,7 @@ export class LoopGuard {
             `${compatibleLine(old.interfaceVersion)}.x`,
         );
       }
-      gateway = policyCall(() => policy.exports.guard.Gateway.create(this.#config));
+      gateway = policyCall(() => policy.exports.guard.Gateway.create(this.#config), policy.core);
     } catch (e) {
       throw swapError(e, kept());
     }
@@ -134,7 +134,7 @@ export class LoopGuard {
     // From here to the switch: synchronous, so every call sees either the old or the new policy.
     let snapshot;
     try {
-      snapshot = policyCall(() => this.#gateway.exportState());
+      snapshot = this.#call((g) => g.exportState());
       policyCall(() => gateway.importState(snapshot));
     } catch (e) {
       disposeQuietly(gateway);
@@ -167,13 +167,12 @@ export class LoopGuard {
    */
   beforeToolCall(call) {
     this.#live();
-    const guard = this.#policy.exports.guard;
-    const c = packedCall(call);
-    const v = quickCall(guard, () =>
-      guard.checkToolCallQuick(this.#id, c.fields + c.args, c.session, c.tool, c.run, c.agent, c.callId),
-    );
+    const policy = this.#policy;
+    const c = toolCall(call);
+    const v = policy.core !== null ? policy.core.check(this.#id, c) : jcoCheck(policy, this.#id, c);
+    if (v === null) throw quickError(policy);
     if (v.action === 'allow') return { action: 'allow', count: v.count, notify: v.notify };
-    const message = guard.lastMessage();
+    const message = lastMessage(policy);
     return { action: v.action, detector: snake(v.detector), count: v.count, message, notify: v.notify };
   }
 
@@ -203,16 +202,13 @@ export class LoopGuard {
       return { action: 'ignored' };
     }
     this.#live();
-    const c = packedCall(call);
-    const guard = this.#policy.exports.guard;
-    const fields = c.fields + c.args + text;
-    const argsLen = utf8Length(c.args);
-    const v = quickCall(guard, () =>
-      guard.recordToolOutcomeQuick(this.#id, fields, c.session, c.tool, c.run, c.agent, c.callId, argsLen, threw),
-    );
+    const policy = this.#policy;
+    const c = toolCall(call);
+    const v = policy.core !== null ? policy.core.record(this.#id, c, text, threw) : jcoRecord(policy, this.#id, c, text, threw);
+    if (v === null) throw quickError(policy);
     if (v.tag !== 'abort') return { action: v.tag };
-    const message = guard.lastMessage();
-    return { action: 'abort', detector: 'compaction_loop_persisted', count: v.val, tool: c.toolName, message };
+    const message = lastMessage(policy);
+    return { action: 'abort', detector: 'compaction_loop_persisted', count: v.val, tool: c.tool, message };
   }
 
   /**
@@ -222,8 +218,8 @@ export class LoopGuard {
    * @param {string} [agent]
    */
   afterCompactionRetry(session, run, agent) {
-    const v = policyCall(() =>
-      this.#live().compactionRetried(
+    const v = this.#call((g) =>
+      g.compactionRetried(
         requireString(session, 'session'),
         optionalString(run, 'run'),
         optionalString(agent, 'agent'),
@@ -234,7 +230,7 @@ export class LoopGuard {
 
   /** Forget a session (closed, or `/new` gave it a new id). @param {string} session */
   endSession(session) {
-    policyCall(() => this.#live().endSession(requireString(session, 'session')));
+    this.#call((g) => g.endSession(requireString(session, 'session')));
   }
 
   /**
@@ -242,7 +238,7 @@ export class LoopGuard {
    * @param {BotMessageInput} msg
    */
   onBotMessage(msg) {
-    const v = policyCall(() => this.#live().checkBotMessage(botMessage(msg)));
+    const v = this.#call((g) => g.checkBotMessage(botMessage(msg)));
     if (v.tag === 'allow') return { action: 'allow' };
     return { action: 'suppress', cooldownUntilMs: Number(v.val.cooldownUntilMs), budget: v.val.budget };
   }
@@ -254,8 +250,8 @@ export class LoopGuard {
    * @param {string} text the message text
    */
   startGroupThread(thread, peer, text) {
-    const v = policyCall(() =>
-      this.#live().startGroupThread(groupThread(thread), requireString(peer, 'peer'), requireString(text, 'text')),
+    const v = this.#call((g) =>
+      g.startGroupThread(groupThread(thread), requireString(peer, 'peer'), requireString(text, 'text')),
     );
     if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
     if (v.tag === 'legacy') return { action: 'legacy', participants: v.val };
@@ -273,12 +269,12 @@ export class LoopGuard {
       agent: requireString(r?.agent, `replies[${i}].agent`),
       reply: optionalString(r?.reply, `replies[${i}].reply`),
     }));
-    return groupStep(policyCall(() => this.#live().finishGroupRound(groupThread(thread), list)));
+    return groupStep(this.#call((g) => g.finishGroupRound(groupThread(thread), list)));
   }
 
   /** The thread was cancelled: forget it. @param {GroupThreadInput} thread */
   cancelGroupThread(thread) {
-    return groupStep(policyCall(() => this.#live().cancelGroupThread(groupThread(thread))));
+    return groupStep(this.#call((g) => g.cancelGroupThread(groupThread(thread))));
   }
 
   /**
@@ -291,12 +287,12 @@ export class LoopGuard {
     if (!Number.isInteger(firstLine) || firstLine < 1 || firstLine > 0xffffffff) {
       throw new LoopGuardError('firstLine', `must be an integer ≥ 1, not ${String(firstLine)}`);
     }
-    return policyCall(() => this.#live().applyEvents(requireString(jsonl, 'jsonl'), firstLine));
+    return this.#call((g) => g.applyEvents(requireString(jsonl, 'jsonl'), firstLine));
   }
 
   /** The whole state as a versioned snapshot (bytes owned by the policy). @returns {Uint8Array} */
   exportState() {
-    return policyCall(() => this.#live().exportState());
+    return this.#call((g) => g.exportState());
   }
 
   /**
@@ -306,13 +302,13 @@ export class LoopGuard {
    */
   importState(bytes) {
     if (!(bytes instanceof Uint8Array)) throw new LoopGuardError('snapshot', 'must be a Uint8Array (or Buffer)');
-    policyCall(() => this.#live().importState(bytes));
+    this.#call((g) => g.importState(bytes));
   }
 
   /** Counters for metrics: tool-loop sessions plus the bot and group guards. */
   stats() {
-    const g = policyCall(() => this.#live().stats());
-    const b = policyCall(() => this.#live().botStats());
+    const g = this.#call((g) => g.stats());
+    const b = this.#call((g) => g.botStats());
     return {
       sessions: g.sessions,
       evictedSessions: Number(g.evictedSessions),
@@ -336,33 +332,75 @@ export class LoopGuard {
 
   #live() {
     if (this.#gateway === null) throw new LoopGuardError('gateway', 'this LoopGuard was disposed; create a new one');
+    // A trap in a direct call (core-calls.mjs) poisons jco's glue for this instance as well.
+    if (this.#policy.core?.trapped) throw new WebAssembly.RuntimeError('wasm trap: cannot enter component instance');
     return this.#gateway;
+  }
+
+  /**
+   * Runs `fn` on the live gateway through jco's glue: a policy error becomes a LoopGuardError, and
+   * a trap also poisons the policy's direct calls, as jco poisons its own.
+   * @template T
+   * @param {(gateway: any) => T} fn
+   * @returns {T}
+   */
+  #call(fn) {
+    const gateway = this.#live();
+    return policyCall(() => fn(gateway), this.#policy.core);
   }
 }
 
 // ---- conversions (no policy logic below) ----
 
-/** Runs a component call; turns its `result` error payload into a LoopGuardError. */
+/** `check-tool-call-quick` through jco's glue (where core-calls.mjs is not used). */
+function jcoCheck(policy, id, call) {
+  const c = packedCall(call);
+  return jcoQuick(() => policy.exports.guard.checkToolCallQuick(id, c.fields, c.session, c.tool, c.run, c.agent, c.callId));
+}
+
+/** `record-tool-outcome-quick` through jco's glue. */
+function jcoRecord(policy, id, call, text, threw) {
+  const c = packedCall(call);
+  return jcoQuick(() =>
+    policy.exports.guard.recordToolOutcomeQuick(id, c.fields + text, c.session, c.tool, c.run, c.agent, c.callId, c.argsLen, threw),
+  );
+}
+
 /**
- * Runs a `-quick` tool function of `guard`. Their failures carry no payload (the result holds
- * nothing to free); `lastError` says what failed, as the packed method's error would have.
+ * Runs a `-quick` tool function through jco's glue: its verdict, or null for the `result`'s
+ * error (jco throws it with no payload; the result holds nothing to free).
  */
-function quickCall(guard, fn) {
+function jcoQuick(fn) {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof Error && Object.hasOwn(e, 'payload') && e.payload === undefined) {
-      const p = guard.lastError();
-      if (p) throw new LoopGuardError(p.path, p.reason, { cause: e });
-    }
+    if (e instanceof Error && Object.hasOwn(e, 'payload') && e.payload === undefined) return null;
     throw e;
   }
 }
 
-function policyCall(fn) {
+/** Why the last `-quick` call failed (`last-error`), as the packed method's error would say. */
+function quickError(policy) {
+  const p = policyCall(() => policy.exports.guard.lastError(), policy.core);
+  if (p) return new LoopGuardError(p.path, p.reason);
+  return new LoopGuardError('policy', 'a tool call failed and the policy gave no reason (last-error is empty)');
+}
+
+/** The message of the warning, block or abort the last `-quick` call returned. */
+function lastMessage(policy) {
+  return policyCall(() => policy.exports.guard.lastMessage(), policy.core);
+}
+
+/**
+ * Runs a component call through jco's glue; turns its `result` error payload into a
+ * LoopGuardError. A trap also poisons `core`, the same instance's direct calls.
+ * @param {import('./core-calls.mjs').CoreToolCalls | null} [core]
+ */
+function policyCall(fn, core = null) {
   try {
     return fn();
   } catch (e) {
+    if (core !== null && e instanceof WebAssembly.RuntimeError) core.trapped ??= e;
     const p = e?.payload;
     if (p && typeof p.path === 'string' && typeof p.reason === 'string') {
       throw new LoopGuardError(p.path, p.reason, { cause: e });
@@ -428,22 +466,21 @@ function utf8Length(s) {
 }
 
 /**
- * A tool call checked like `toolCall`, laid out for the `-quick` functions: `fields` is session,
- * tool, run, agent and call id end to end (the arguments text `args` follows them), and each
- * length is a UTF-8 byte length (`undefined` for an absent field).
+ * A checked tool call laid out for the `-quick` functions through jco's glue: `fields` is
+ * session, tool, run, agent, call id and the arguments' JSON text end to end, and each length
+ * is a UTF-8 byte length (`undefined` for an absent field). core-calls.mjs lays it out itself.
+ * @param {import('./core-calls.mjs').ToolCall} c
  */
-function packedCall(call) {
-  const c = toolCall(call);
+function packedCall(c) {
   const opt = (s) => (s === undefined ? undefined : utf8Length(s));
   return {
-    fields: c.session + c.tool + (c.run ?? '') + (c.agent ?? '') + (c.callId ?? ''),
-    args: c.argsJson,
+    fields: c.session + c.tool + (c.run ?? '') + (c.agent ?? '') + (c.callId ?? '') + c.argsJson,
     session: utf8Length(c.session),
     tool: utf8Length(c.tool),
-    toolName: c.tool,
     run: opt(c.run),
     agent: opt(c.agent),
     callId: opt(c.callId),
+    argsLen: utf8Length(c.argsJson),
   };
 }
 

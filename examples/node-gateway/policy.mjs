@@ -15,6 +15,7 @@ import * as clocks from '@bytecodealliance/preview2-shim/clocks';
 import * as io from '@bytecodealliance/preview2-shim/io';
 import * as random from '@bytecodealliance/preview2-shim/random';
 import { NAME } from './bindgen.mjs';
+import { coreToolCalls } from './core-calls.mjs';
 import { instantiate as defaultInstantiate } from './generated/loopguard_policy.js';
 
 /**
@@ -50,6 +51,12 @@ const WASI = Object.freeze(
     ),
   ),
 );
+
+/**
+ * `LOOPGUARD_NODE_GLUE=jco` makes every tool call go through jco's generated glue instead of
+ * the direct calls of core-calls.mjs (same decisions, slower): for tests, and as a way out.
+ */
+const JCO_GLUE_ONLY = process.env.LOOPGUARD_NODE_GLUE === 'jco';
 
 /**
  * Compiled policies (jco's `instantiate` + compiled core modules) by the component's sha256, so
@@ -135,12 +142,13 @@ export function compatibleLine(version) {
 // ---- internals ----
 
 /**
- * @typedef {{ exports: any, version: string, interfaceVersion: string, sha256: string | null,
- *   source: string }} Policy
+ * @typedef {{ exports: any, core: import('./core-calls.mjs').CoreToolCalls | null, version: string,
+ *   interfaceVersion: string, sha256: string | null, source: string }} Policy
+ *   `core`: the direct tool calls (core-calls.mjs), or null where jco's glue is used
  * @typedef {{ instantiate: Function, getCoreModule: (name: string) => WebAssembly.Module }} Compiled
  */
 
-function describe(exports, sha, source) {
+function describe({ exports, core }, sha, source) {
   let version;
   let interfaceVersion;
   try {
@@ -149,13 +157,20 @@ function describe(exports, sha, source) {
   } catch (e) {
     throw new LoopGuardError('policy', `${source}: version()/interface-version() failed (${message(e)})`, { cause: e });
   }
-  return { exports, version, interfaceVersion, sha256: sha, source };
+  return { exports, core, version, interfaceVersion, sha256: sha, source };
 }
 
+/** Instantiates a compiled policy; also returns the direct tool calls on its core instances. */
 function instantiateCompiled(compiled, label) {
   let exports;
+  const instances = [];
+  const instantiateCore = (module, imports) => {
+    const instance = new WebAssembly.Instance(module, imports);
+    instances.push(instance);
+    return instance;
+  };
   try {
-    exports = compiled.instantiate((name) => compiled.getCoreModule(name), WASI);
+    exports = compiled.instantiate((name) => compiled.getCoreModule(name), WASI, instantiateCore);
   } catch (e) {
     throw new LoopGuardError('policy', `${label}: cannot be instantiated (${message(e)})`, { cause: e });
   }
@@ -170,7 +185,7 @@ function instantiateCompiled(compiled, label) {
       `${label}: does not export the loopguard:policy world (guard, version, interface-version, replay)`,
     );
   }
-  return exports;
+  return { exports, core: JCO_GLUE_ONLY ? null : coreToolCalls(instances) };
 }
 
 async function compile(bytes, label) {
