@@ -98,9 +98,9 @@ const bothText = () => {
 // warm-up passes so V8 has tiered up the wasm and the wrappers
 objects();
 bothText();
-timeIt('single call, args objects (JSON.stringify in the wrapper)', 'decision', n, objects);
+const withObjects = timeIt('single call, args objects (JSON.stringify in the wrapper)', 'decision', n, objects);
 timeIt('single call, args already JSON text (argsJson)', 'decision', n, argsText);
-timeIt('single call, args and result already JSON text', 'decision', n, bothText);
+const withText = timeIt('single call, args and result already JSON text', 'decision', n, bothText);
 
 // Batched: the same events as trace lines, 1 000 events per applyEvents call.
 const BATCH = 1000;
@@ -132,3 +132,5 @@ empty();
 timeIt('empty method call through jco (gateway.stats)', 'call', EMPTY, empty);
 bare[Symbol.dispose]?.();
 guard[Symbol.dispose]();
+// for scripts/bench-hosts.sh: the JSON-text figure is the one with the Rust benchmark's inputs
+console.log(`summary node single=${withText.toFixed(2)} batched=${perEvent.toFixed(2)} objects=${withObjects.toFixed(2)}`);

@@ -78,6 +78,8 @@ def main() -> None:
         per_event = (time.perf_counter() - t0) / (len(lines) * rounds) * 1e6
         print(f"{f'apply_events, {BATCH} events per batch':58} {per_event:8.2f} µs per event")
         print(f"{'':58} {per_event * 2:8.2f} µs per decision (call + result events)")
+        # for scripts/bench-hosts.sh
+        print(f"summary python single={single:.2f} batched={per_event:.2f}")
 
 
 if __name__ == "__main__":
