@@ -36,6 +36,6 @@ printf '%-26s %22s %22s   %s\n' "host" "single call (µs/dec.)" "batched (µs/ev
 printf '%-26s %22s %22s   %s\n' "Rust, wasmtime 48" "$(field "$rust" single)" "$(field "$rust" batched)" \
     "single ≤ 2 µs; wasm/native ≤ 2 (native $(field "$rust" native) µs, paired ratio $(field "$rust" ratio)x)"
 printf '%-26s %22s %22s   %s\n' "Node $(node --version), jco" "$(field "$node" single)" "$(field "$node" batched)" \
-    "single ≤ 5 µs (args and result objects: $(field "$node" objects) µs)"
+    "single ≤ 5 µs (args and result objects: $(field "$node" objects) µs; a bot message: $(field "$node" bot) µs)"
 printf '%-26s %22s %22s   %s\n' "Python, wasmtime-py" "$(field "$python" single)" "$(field "$python" batched)" \
     "batched ≤ 20 µs per event"

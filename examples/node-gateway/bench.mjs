@@ -2,7 +2,8 @@
 // What one tool-call decision costs a Node gateway: beforeToolCall + afterToolOutcome through the
 // jco-transpiled component, on the mix of the Rust benchmark (host/benches/decision.rs): 1 000
 // sessions with 30-entry histories already filled, ~300-byte arguments, results of a few hundred
-// bytes, sessions round-robin. Also the batched path: applyEvents with 1 000 events per call.
+// bytes, sessions round-robin. Also the batched path (applyEvents with 1 000 events per call) and
+// bot messages (onBotMessage) on the Rust bot benchmark's mix.
 //
 // The call and outcome objects are built inside the timed loop, as a gateway builds them for its
 // hook (their cost is included). Built up front, 30 000 of them made each decision pay cache
@@ -119,6 +120,38 @@ batched();
 const perEvent = timeIt(`applyEvents, ${BATCH} events per batch`, 'event', lines.length * rounds, batched);
 console.log(`${''.padEnd(58)} ${(perEvent * 2).toFixed(2).padStart(7)} µs per decision (call + result events)`);
 
+// Bot messages, on the mix of the Rust bot benchmark (host/benches/common/bot_workload.rs):
+// 100 000 pairs over 1 000 conversations of 10 accounts, each filled with one message, then
+// messages to pairs in a scattered order with time moving on by 1 ms per message and a fresh
+// event id each time (built in the loop, as a gateway builds them).
+const PAIRS = 100_000;
+const pairs = Array.from({ length: PAIRS }, (_, p) => ({
+  account: `acct-${p % 10}`,
+  conversation: `chan-${Math.floor(p / 10) % 10_000}`,
+  a: `bot-a-${p}`,
+  b: `bot-b-${p}`,
+}));
+const bots = new LoopGuard('{}');
+let ts = 1_000_000;
+const botMessage = (p) => {
+  const pair = pairs[p];
+  ts += 1;
+  const [sender, receiver] = ts % 2 === 0 ? [pair.a, pair.b] : [pair.b, pair.a];
+  return { channel: 'discord', account: pair.account, conversation: pair.conversation, sender, receiver, tsMs: ts, eventId: `e${ts}` };
+};
+for (let p = 0; p < PAIRS; p++) bots.onBotMessage(botMessage(p));
+const BOT_MESSAGES = quick ? 100_000 : 300_000;
+const botLoop = () => {
+  let next = 0;
+  for (let i = 0; i < BOT_MESSAGES; i++) {
+    bots.onBotMessage(botMessage(next % PAIRS));
+    next += 7919;
+  }
+};
+botLoop();
+const perBot = timeIt(`bot message (onBotMessage), ${PAIRS} active pairs`, 'message', BOT_MESSAGES, botLoop);
+bots[Symbol.dispose]();
+
 // The floor under any single call: an empty method call (`stats`) through jco's generated glue,
 // which creates and retires a task object per call whatever the call does. A decision through
 // the hooks is two calls, so this, twice, is the part no policy change can remove.
@@ -133,4 +166,6 @@ timeIt('empty method call through jco (gateway.stats)', 'call', EMPTY, empty);
 bare[Symbol.dispose]?.();
 guard[Symbol.dispose]();
 // for scripts/bench-hosts.sh: the JSON-text figure is the one with the Rust benchmark's inputs
-console.log(`summary node single=${withText.toFixed(2)} batched=${perEvent.toFixed(2)} objects=${withObjects.toFixed(2)}`);
+console.log(
+  `summary node single=${withText.toFixed(2)} batched=${perEvent.toFixed(2)} objects=${withObjects.toFixed(2)} bot=${perBot.toFixed(2)}`,
+);

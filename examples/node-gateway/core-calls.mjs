@@ -1,6 +1,7 @@
-// The two calls a gateway makes on every tool call (`check-tool-call-quick` and
-// `record-tool-outcome-quick`), made straight on the policy's core module with the component
-// model's canonical ABI instead of through jco's generated glue.
+// The calls a gateway makes on every tool call (`check-tool-call-quick`,
+// `record-tool-outcome-quick`) and on every bot message (`check-bot-message-quick`), made
+// straight on the policy's core module with the component model's canonical ABI instead of
+// through jco's generated glue.
 //
 // Why: jco 1.35 wraps every export call in its async-task machinery (a task object with its
 // promises, a resource-borrow scope, the global current-task record), about 1 µs per call
@@ -8,20 +9,23 @@
 // A tool-call decision is two calls, so that glue was a good part of a decision from Node. The
 // `-quick` functions were made for callers like this one: their parameters are one string and
 // scalars, their result holds nothing to free (no post-return call) and no resource handle is
-// lent, so lowering and lifting them by hand is a dozen lines that follow the canonical ABI:
+// lent, so lowering and lifting them by hand is a dozen lines each that follow the canonical ABI:
 // - the string is written into guest memory allocated with the module's `cabi_realloc`, which
 //   the callee takes over (so the allocation is exactly the UTF-8 length, as jco makes it);
-// - an `option<u32>` is two flat values (0/1 and the value), a `u64` a BigInt, a `bool` 0/1;
+// - an `option<u32>` is two flat values (0/1 and the value), a `u64`/`s64` a BigInt, a `bool` 0/1;
 // - the `result<…>` comes back as a pointer into guest memory, laid out as jco reads it.
 //
-// Used only when the core instance exports both functions under interface 0.5's names with
+// Used only when the core instance exports the three functions under interface 0.5's names with
 // the right arity, plus `memory` and `cabi_realloc`; otherwise `policy.mjs` keeps jco's glue
 // (the same decisions, slower). `LOOPGUARD_NODE_GLUE=jco` forces jco's glue, which is how the
-// tests hold the two to the same verdicts. A trap poisons the instance as jco's glue does: every
+// tests hold the two to the same answers. A trap poisons the instance as jco's glue does: every
 // later call fails with a `WebAssembly.RuntimeError`.
 
 const CHECK = /^loopguard:policy\/guard@0\.5\.\d+#check-tool-call-quick$/;
 const RECORD = /^loopguard:policy\/guard@0\.5\.\d+#record-tool-outcome-quick$/;
+const BOT = /^loopguard:policy\/guard@0\.5\.\d+#check-bot-message-quick$/;
+const BUDGETS = ['pair', 'burst'];
+const ALLOW = Object.freeze({ tag: 'allow' });
 const ACTIONS = ['allow', 'warn', 'block'];
 const DETECTORS = [
   'generic-repeat',
@@ -37,26 +41,30 @@ const RECORDED = Object.freeze({ tag: 'recorded' });
 const IGNORED = Object.freeze({ tag: 'ignored' });
 
 /**
- * The direct calls for the core instance among `instances` that exports the quick tool
- * functions, or null when none does.
+ * The direct calls for the core instance among `instances` that exports the quick functions,
+ * or null when none does.
  * @param {WebAssembly.Instance[]} instances every core instance jco created for one component
- * @returns {CoreToolCalls | null}
+ * @returns {CoreCalls | null}
  */
-export function coreToolCalls(instances) {
+export function coreCalls(instances) {
   for (const { exports: ex } of instances) {
     const names = Object.keys(ex);
-    const check = ex[names.find((n) => CHECK.test(n))];
-    const record = ex[names.find((n) => RECORD.test(n))];
+    const fn = (pattern, arity) => {
+      const f = ex[names.find((n) => pattern.test(n))];
+      return typeof f === 'function' && f.length === arity ? f : null;
+    };
+    const check = fn(CHECK, 11);
+    const record = fn(RECORD, 13);
+    const bot = fn(BOT, 13);
     if (
-      typeof check === 'function' &&
-      check.length === 11 &&
-      typeof record === 'function' &&
-      record.length === 13 &&
+      check &&
+      record &&
+      bot &&
       ex.memory instanceof WebAssembly.Memory &&
       typeof ex.cabi_realloc === 'function' &&
       ex.cabi_realloc.length === 4
     ) {
-      return new CoreToolCalls(ex.memory, ex.cabi_realloc, check, record);
+      return new CoreCalls(ex.memory, ex.cabi_realloc, check, record, bot);
     }
   }
   return null;
@@ -68,11 +76,18 @@ export function coreToolCalls(instances) {
  *   callId?: string }} ToolCall
  */
 
-export class CoreToolCalls {
+/**
+ * A bot message as loopguard.mjs's `botMessage` checked it (`tsMs` a BigInt).
+ * @typedef {{ channel: string, account: string, conversation: string, room?: string,
+ *   sender: string, receiver: string, tsMs: bigint, eventId?: string }} BotMessage
+ */
+
+export class CoreCalls {
   #memory;
   #realloc;
   #check;
   #record;
+  #bot;
   /** the ArrayBuffer `#bytes` and `#view` look at; memory growth replaces it */
   #buffer = null;
   /** @type {Buffer} */
@@ -81,6 +96,7 @@ export class CoreToolCalls {
   #view;
   /** the lengths `#lower` worked out for the call being made */
   #len = 0;
+  #ascii = true;
   #argsLen = 0;
   #fieldLens = [0, 0, 0, 0, 0, 0, 0, 0];
   /** where `#lower` encodes a call's text before copying it into guest memory */
@@ -93,12 +109,14 @@ export class CoreToolCalls {
    * @param {Function} realloc `cabi_realloc(old, oldLen, align, len)`
    * @param {Function} check
    * @param {Function} record
+   * @param {Function} bot
    */
-  constructor(memory, realloc, check, record) {
+  constructor(memory, realloc, check, record, bot) {
     this.#memory = memory;
     this.#realloc = realloc;
     this.#check = check;
     this.#record = record;
+    this.#bot = bot;
   }
 
   /**
@@ -162,6 +180,51 @@ export class CoreToolCalls {
   }
 
   /**
+   * `check-bot-message-quick`: `{ tag: 'allow' }` or `{ tag: 'suppress', val: { cooldownUntilMs,
+   * budget } }` as jco would lift it, or null for the `result`'s error.
+   * @param {bigint} gateway
+   * @param {BotMessage} m
+   */
+  checkBot(gateway, m) {
+    const { channel, account, conversation, room = '', sender, receiver, eventId = '' } = m;
+    const ptr = this.#lowerText(channel + account + conversation + room + sender + receiver + eventId, '', '');
+    const ascii = this.#ascii;
+    let ret;
+    try {
+      ret = this.#bot(
+        gateway,
+        ptr,
+        this.#len,
+        size(channel, ascii),
+        size(account, ascii),
+        size(conversation, ascii),
+        m.room === undefined ? 0 : 1,
+        m.room === undefined ? 0 : size(room, ascii),
+        size(sender, ascii),
+        size(receiver, ascii),
+        m.tsMs,
+        m.eventId === undefined ? 0 : 1,
+        m.eventId === undefined ? 0 : size(eventId, ascii),
+      );
+    } catch (e) {
+      throw this.#trap(e);
+    }
+    const b = this.#views();
+    if (resultTag(b[ret]) === 1) return null;
+    switch (b[ret + 8]) {
+      case 0:
+        return ALLOW;
+      case 1: {
+        const budget = BUDGETS[b[ret + 24]];
+        if (budget === undefined) throw new TypeError('invalid discriminant specified for Budget');
+        return { tag: 'suppress', val: { cooldownUntilMs: this.#view.getBigInt64(ret + 16, true), budget } };
+      }
+      default:
+        throw new TypeError('invalid variant discriminant for BotVerdict');
+    }
+  }
+
+  /**
    * Writes the call's fields (session, tool, run, agent, call id), its arguments and `text` end
    * to end into guest memory allocated for them, and sets the lengths the call passes: the
    * total `#len`, `#fieldLens` (session, tool, then each optional field as its two flat values)
@@ -176,15 +239,9 @@ export class CoreToolCalls {
    * becomes U+FFFD, as jco's TextEncoder writes it.
    */
   #lower(c, text) {
-    if (this.trapped) throw new WebAssembly.RuntimeError('wasm trap: cannot enter component instance');
     const { session, tool, argsJson, run = '', agent = '', callId = '' } = c;
-    const fields = session + tool + run + agent + callId;
-    const units = fields.length + argsJson.length + text.length;
-    const scratch = this.#scratchFor(units);
-    let len = scratch.write(fields, 0, 'utf8');
-    len += scratch.write(argsJson, len, 'utf8');
-    if (text.length !== 0) len += scratch.write(text, len, 'utf8');
-    const ascii = len === units;
+    const ptr = this.#lowerText(session + tool + run + agent + callId, argsJson, text);
+    const ascii = this.#ascii;
     const lens = this.#fieldLens;
     lens[0] = size(session, ascii);
     lens[1] = size(tool, ascii);
@@ -192,7 +249,23 @@ export class CoreToolCalls {
     optional(lens, 4, c.agent, ascii);
     optional(lens, 6, c.callId, ascii);
     this.#argsLen = size(argsJson, ascii);
+    return ptr;
+  }
+
+  /**
+   * Writes `a`, `b` and `c` end to end into guest memory allocated for them; sets `#len` to
+   * their UTF-8 length and `#ascii` to whether every character is ASCII (that length equals
+   * their UTF-16 length: each other character takes more bytes than code units).
+   */
+  #lowerText(a, b, c) {
+    if (this.trapped) throw new WebAssembly.RuntimeError('wasm trap: cannot enter component instance');
+    const units = a.length + b.length + c.length;
+    const scratch = this.#scratchFor(units);
+    let len = scratch.write(a, 0, 'utf8');
+    if (b.length !== 0) len += scratch.write(b, len, 'utf8');
+    if (c.length !== 0) len += scratch.write(c, len, 'utf8');
     this.#len = len;
+    this.#ascii = len === units;
     if (len === 0) return 1; // the canonical ABI's pointer for an empty string: nothing to free
     let ptr;
     try {

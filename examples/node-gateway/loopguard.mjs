@@ -238,7 +238,11 @@ export class LoopGuard {
    * @param {BotMessageInput} msg
    */
   onBotMessage(msg) {
-    const v = this.#call((g) => g.checkBotMessage(botMessage(msg)));
+    this.#live();
+    const policy = this.#policy;
+    const m = botMessage(msg);
+    const v = policy.core !== null ? policy.core.checkBot(this.#id, m) : this.#call((g) => g.checkBotMessage(m));
+    if (v === null) throw quickError(policy);
     if (v.tag === 'allow') return { action: 'allow' };
     return { action: 'suppress', cooldownUntilMs: Number(v.val.cooldownUntilMs), budget: v.val.budget };
   }
@@ -394,7 +398,7 @@ function lastMessage(policy) {
 /**
  * Runs a component call through jco's glue; turns its `result` error payload into a
  * LoopGuardError. A trap also poisons `core`, the same instance's direct calls.
- * @param {import('./core-calls.mjs').CoreToolCalls | null} [core]
+ * @param {import('./core-calls.mjs').CoreCalls | null} [core]
  */
 function policyCall(fn, core = null) {
   try {

@@ -15,7 +15,7 @@ import * as clocks from '@bytecodealliance/preview2-shim/clocks';
 import * as io from '@bytecodealliance/preview2-shim/io';
 import * as random from '@bytecodealliance/preview2-shim/random';
 import { NAME } from './bindgen.mjs';
-import { coreToolCalls } from './core-calls.mjs';
+import { coreCalls } from './core-calls.mjs';
 import { instantiate as defaultInstantiate } from './generated/loopguard_policy.js';
 
 /**
@@ -142,7 +142,7 @@ export function compatibleLine(version) {
 // ---- internals ----
 
 /**
- * @typedef {{ exports: any, core: import('./core-calls.mjs').CoreToolCalls | null, version: string,
+ * @typedef {{ exports: any, core: import('./core-calls.mjs').CoreCalls | null, version: string,
  *   interfaceVersion: string, sha256: string | null, source: string }} Policy
  *   `core`: the direct tool calls (core-calls.mjs), or null where jco's glue is used
  * @typedef {{ instantiate: Function, getCoreModule: (name: string) => WebAssembly.Module }} Compiled
@@ -185,7 +185,7 @@ function instantiateCompiled(compiled, label) {
       `${label}: does not export the loopguard:policy world (guard, version, interface-version, replay)`,
     );
   }
-  return { exports, core: JCO_GLUE_ONLY ? null : coreToolCalls(instances) };
+  return { exports, core: JCO_GLUE_ONLY ? null : coreCalls(instances) };
 }
 
 async function compile(bytes, label) {
