@@ -226,17 +226,9 @@ export class CoreCalls {
 
   /**
    * Writes the call's fields (session, tool, run, agent, call id), its arguments and `text` end
-   * to end into guest memory allocated for them, and sets the lengths the call passes: the
-   * total `#len`, `#fieldLens` (session, tool, then each optional field as its two flat values)
-   * and `#argsLen`, all in UTF-8 bytes.
-   *
-   * The text is encoded once, into a scratch buffer with room for the worst case (three bytes
-   * per UTF-16 code unit), which gives its exact UTF-8 length for the allocation; then it is
-   * copied in. When that length equals the number of code units every character is ASCII, so
-   * each field's length is its own `length`; other text is measured field by field. Measuring
-   * first (`Buffer.byteLength`) and encoding after was two passes over the text, each slower
-   * than the copy, and encoding one concatenated string first flattened it. A lone surrogate
-   * becomes U+FFFD, as jco's TextEncoder writes it.
+   * to end into guest memory, and sets the lengths the call passes besides the total:
+   * `#fieldLens` (session, tool, then each optional field as its two flat values) and
+   * `#argsLen`, in UTF-8 bytes.
    */
   #lower(c, text) {
     const { session, tool, argsJson, run = '', agent = '', callId = '' } = c;
@@ -254,8 +246,15 @@ export class CoreCalls {
 
   /**
    * Writes `a`, `b` and `c` end to end into guest memory allocated for them; sets `#len` to
-   * their UTF-8 length and `#ascii` to whether every character is ASCII (that length equals
-   * their UTF-16 length: each other character takes more bytes than code units).
+   * their UTF-8 length and `#ascii` to whether every character is ASCII.
+   *
+   * The text is encoded once, into a scratch buffer with room for the worst case (three bytes
+   * per UTF-16 code unit), which gives its exact UTF-8 length for the allocation; then it is
+   * copied in. When that length equals the number of code units every character is ASCII (any
+   * other takes more bytes than code units), so each field's length is its own `length`; other
+   * text is measured field by field. Measuring first (`Buffer.byteLength`) and encoding after
+   * was two passes over the text, each slower than the copy, and encoding one concatenated
+   * string flattened it first. A lone surrogate becomes U+FFFD, as jco's TextEncoder writes it.
    */
   #lowerText(a, b, c) {
     if (this.trapped) throw new WebAssembly.RuntimeError('wasm trap: cannot enter component instance');
