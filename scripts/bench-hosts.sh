@@ -23,8 +23,8 @@ for need in examples/node-gateway/node_modules .venv/bin/python; do
 done
 
 summary() { grep '^summary ' | tail -n 1; }
+# (building the host also builds the policy into target/policy: host/build.rs)
 rust=$(cargo bench -p loopguard-host --bench decision 2>&1 | tee /dev/stderr | summary)
-cargo build -q -p loopguard-policy --release --target wasm32-wasip2 --target-dir target/policy
 (cd examples/node-gateway && node transpile.mjs >&2)
 node=$(cd examples/node-gateway && node bench.mjs $quick | tee /dev/stderr | summary)
 python=$(.venv/bin/python examples/python-gateway/bench.py $quick | tee /dev/stderr | summary)
