@@ -69,33 +69,21 @@ console.log(`tool hooks through ${glue}`);
 
 const rounds = quick ? 1 : 3;
 const n = events.length * rounds;
-const objects = () => {
+/** One pass of decisions per round, args (and result) as objects or as the JSON text. */
+const decisions = (argsText, resultText) => () => {
   for (let r = 0; r < rounds; r++) {
     for (const e of events) {
-      const call = { session: e.session, tool: e.tool, args: e.args, run: 'run-1' };
+      const call = argsText
+        ? { session: e.session, tool: e.tool, argsJson: e.argsJson, run: 'run-1' }
+        : { session: e.session, tool: e.tool, args: e.args, run: 'run-1' };
       guard.beforeToolCall(call);
-      guard.afterToolOutcome(call, { result: e.result });
+      guard.afterToolOutcome(call, resultText ? { resultJson: e.resultJson } : { result: e.result });
     }
   }
 };
-const argsText = () => {
-  for (let r = 0; r < rounds; r++) {
-    for (const e of events) {
-      const call = { session: e.session, tool: e.tool, argsJson: e.argsJson, run: 'run-1' };
-      guard.beforeToolCall(call);
-      guard.afterToolOutcome(call, { result: e.result });
-    }
-  }
-};
-const bothText = () => {
-  for (let r = 0; r < rounds; r++) {
-    for (const e of events) {
-      const call = { session: e.session, tool: e.tool, argsJson: e.argsJson, run: 'run-1' };
-      guard.beforeToolCall(call);
-      guard.afterToolOutcome(call, { resultJson: e.resultJson });
-    }
-  }
-};
+const objects = decisions(false, false);
+const argsText = decisions(true, false);
+const bothText = decisions(true, true);
 // warm-up passes so V8 has tiered up the wasm and the wrappers
 objects();
 bothText();
