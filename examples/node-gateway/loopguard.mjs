@@ -135,7 +135,7 @@ export class LoopGuard {
     let snapshot;
     try {
       snapshot = this.#call((g) => g.exportState());
-      policyCall(() => gateway.importState(snapshot));
+      policyCall(() => gateway.importState(snapshot), policy.core);
     } catch (e) {
       disposeQuietly(gateway);
       throw swapError(e, kept());
@@ -387,7 +387,7 @@ function jcoQuick(fn) {
 function quickError(policy) {
   const p = policyCall(() => policy.exports.guard.lastError(), policy.core);
   if (p) return new LoopGuardError(p.path, p.reason);
-  return new LoopGuardError('policy', 'a tool call failed and the policy gave no reason (last-error is empty)');
+  return new LoopGuardError('policy', 'a call failed and the policy gave no reason (last-error is empty)');
 }
 
 /** The message of the warning, block or abort the last `-quick` call returned. */
