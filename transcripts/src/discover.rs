@@ -1,0 +1,277 @@
+//! Finding sessions under the paths an operator passes.
+//!
+//! Accepted: an OpenClaw state directory (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
+//! plus legacy `<state>/agents/<agentId>/sessions/*.jsonl`), one agent `.sqlite` file, one pi
+//! JSONL transcript, a trajectory export directory (or its `session-branch.json`), or any
+//! directory holding these (searched a few levels deep). The same session found twice (an agent
+//! store and a trajectory export of it, or a legacy JSONL that doctor already imported) is read
+//! once, from the store.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind};
+use crate::session::{agent_from_key, KeySource, SessionInfo, SourceFormat};
+use crate::store::Store;
+use crate::trajectory::BRANCH_FILE;
+
+/// Something found but not read, and why (not an error: e.g. a cold-archived transcript).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The file.
+    pub file: PathBuf,
+    /// The session id, if the skip is about one session.
+    pub session_id: Option<String>,
+    /// Why it was not read.
+    pub reason: String,
+}
+
+/// What discovery found.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The sessions, grouped by file.
+    pub sessions: Vec<Arc<SessionInfo>>,
+    /// Paths that could not be read (each names its file).
+    pub errors: Vec<Error>,
+    /// Things found and deliberately not read.
+    pub skipped: Vec<Skipped>,
+}
+
+/// How deep a plain directory is searched.
+const MAX_DEPTH: usize = 8;
+
+/// Finds the sessions under `paths`.
+pub fn discover<P: AsRef<Path>>(paths: &[P]) -> Discovery {
+    let mut found = Found::default();
+    for path in paths {
+        found.path(path.as_ref(), true, 0);
+    }
+    found.finish()
+}
+
+#[derive(Default)]
+struct Found {
+    sessions: Vec<SessionInfo>,
+    errors: Vec<Error>,
+    skipped: Vec<Skipped>,
+    seen_files: HashSet<PathBuf>,
+}
+
+fn is_sqlite(path: &Path) -> bool {
+    let mut magic = [0u8; 16];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"SQLite format 3\0"
+}
+
+impl Found {
+    fn path(&mut self, path: &Path, explicit: bool, depth: usize) {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => return self.errors.push(Error::new(ErrorKind::Io(e), path)),
+        };
+        if meta.is_dir() {
+            self.dir(path, explicit, depth);
+            return;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let parent = path.parent().unwrap_or(Path::new("."));
+        if name == BRANCH_FILE || name == "manifest.json" || (name == "events.jsonl" && parent.join(BRANCH_FILE).is_file()) {
+            self.trajectory(parent);
+        } else if is_sqlite(path) {
+            self.store(path, explicit);
+        } else if name.ends_with(".jsonl") {
+            self.jsonl(path, explicit);
+        } else if explicit {
+            self.errors.push(Error::new(ErrorKind::UnknownSource, path));
+        }
+    }
+
+    fn dir(&mut self, dir: &Path, explicit: bool, depth: usize) {
+        if dir.join(BRANCH_FILE).is_file() {
+            return self.trajectory(dir);
+        }
+        let agents = dir.join("agents");
+        if agents.is_dir() {
+            return self.state_dir(&agents);
+        }
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        let mut entries = match read_dir_sorted(dir) {
+            Ok(e) => e,
+            Err(e) => return self.errors.push(Error::new(ErrorKind::Io(e), dir)),
+        };
+        // Stores first, so that a store wins over JSONL copies of its sessions.
+        entries.sort_by_cached_key(|p| (!is_sqlite(p), p.clone()));
+        let before = self.sessions.len() + self.errors.len();
+        for entry in entries {
+            let Ok(meta) = std::fs::symlink_metadata(&entry) else { continue };
+            if meta.is_dir() {
+                let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if name != "node_modules" && name != ".git" && name != "target" {
+                    self.dir(&entry, false, depth + 1);
+                }
+            } else if meta.is_file() {
+                self.path(&entry, false, depth + 1);
+            }
+        }
+        if explicit && self.sessions.len() + self.errors.len() == before {
+            self.errors.push(Error::new(ErrorKind::UnknownSource, dir));
+        }
+    }
+
+    /// `<state>/agents/<agentId>/…`
+    fn state_dir(&mut self, agents: &Path) {
+        let ids = match read_dir_sorted(agents) {
+            Ok(e) => e,
+            Err(e) => return self.errors.push(Error::new(ErrorKind::Io(e), agents)),
+        };
+        for agent_dir in ids.into_iter().filter(|p| p.is_dir()) {
+            let store = agent_dir.join("agent").join("openclaw-agent.sqlite");
+            if store.is_file() {
+                self.store(&store, true);
+            }
+            let sessions = agent_dir.join("sessions");
+            if let Ok(files) = read_dir_sorted(&sessions) {
+                for f in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()) {
+                    self.jsonl(&f, true);
+                }
+            }
+        }
+    }
+
+    fn first_time(&mut self, path: &Path) -> bool {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.seen_files.insert(canonical)
+    }
+
+    fn store(&mut self, path: &Path, explicit: bool) {
+        if !self.first_time(path) {
+            return;
+        }
+        let store = match Store::open(path) {
+            Ok(s) => s,
+            Err(e) if !explicit && matches!(e.kind(), ErrorKind::MissingTable(_)) => {
+                return self.skipped.push(Skipped {
+                    file: path.to_path_buf(),
+                    session_id: None,
+                    reason: "SQLite file without a transcript_events table (not an agent store)".into(),
+                });
+            }
+            Err(e) => return self.errors.push(e),
+        };
+        match store.sessions() {
+            Ok((sessions, cold)) => {
+                self.sessions.extend(sessions);
+                self.skipped.extend(cold.into_iter().map(|id| Skipped {
+                    file: path.to_path_buf(),
+                    session_id: Some(id),
+                    reason: "transcript is in a cold archive (restore it with OpenClaw to read it)".into(),
+                }));
+            }
+            Err(e) => self.errors.push(e),
+        }
+    }
+
+    fn jsonl(&mut self, path: &Path, explicit: bool) {
+        if !self.first_time(path) {
+            return;
+        }
+        let header = match crate::jsonl::probe(path) {
+            Ok(h) => h,
+            Err(e) if explicit => return self.errors.push(e),
+            Err(_) => return,
+        };
+        if !header.is_header && !explicit {
+            return;
+        }
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("session").to_string();
+        let session_id = header.session_id.unwrap_or(stem);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let (session_key, key_source) = match crate::jsonl::legacy_keys(dir).remove(&session_id) {
+            Some(k) => (k, KeySource::SessionsJson),
+            None => (session_id.clone(), KeySource::SessionId),
+        };
+        let agent_id = agent_from_sessions_path(path).or_else(|| agent_from_key(&session_key));
+        self.sessions.push(SessionInfo {
+            file: path.to_path_buf(),
+            format: SourceFormat::Jsonl,
+            agent_id,
+            session_key,
+            key_source,
+            session_id,
+        });
+    }
+
+    fn trajectory(&mut self, dir: &Path) {
+        let branch = dir.join(BRANCH_FILE);
+        if !self.first_time(&branch) {
+            return;
+        }
+        let identity = match crate::trajectory::identity(dir) {
+            Ok(i) => i,
+            Err(e) => return self.errors.push(e),
+        };
+        let session_id = identity
+            .session_id
+            .unwrap_or_else(|| dir.file_name().and_then(|n| n.to_str()).unwrap_or("session").to_string());
+        let (session_key, key_source) = match identity.session_key {
+            Some(k) => (k, KeySource::Manifest),
+            None => (session_id.clone(), KeySource::SessionId),
+        };
+        self.sessions.push(SessionInfo {
+            file: branch,
+            format: SourceFormat::Trajectory,
+            agent_id: agent_from_key(&session_key),
+            session_key,
+            key_source,
+            session_id,
+        });
+    }
+
+    fn finish(self) -> Discovery {
+        let rank = |f: &SourceFormat| match f {
+            SourceFormat::AgentStore => 0,
+            SourceFormat::Trajectory => 1,
+            SourceFormat::Jsonl => 2,
+        };
+        let mut best: HashMap<(Option<String>, String), (usize, usize)> = HashMap::new();
+        for (i, s) in self.sessions.iter().enumerate() {
+            let key = (s.agent_id.clone(), s.session_id.clone());
+            let r = rank(&s.format);
+            best.entry(key).and_modify(|b| if r < b.0 { *b = (r, i) }).or_insert((r, i));
+        }
+        let keep: HashSet<usize> = best.values().map(|&(_, i)| i).collect();
+        let mut skipped = self.skipped;
+        let mut sessions = Vec::new();
+        for (i, s) in self.sessions.into_iter().enumerate() {
+            if keep.contains(&i) {
+                sessions.push(Arc::new(s));
+            } else {
+                skipped.push(Skipped {
+                    file: s.file.clone(),
+                    session_id: Some(s.session_id.clone()),
+                    reason: "the same session was found in another source, which is read instead".into(),
+                });
+            }
+        }
+        Discovery { sessions, errors: self.errors, skipped }
+    }
+}
+
+fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    out.sort();
+    Ok(out)
+}
+
+/// `<agentId>` of `…/agents/<agentId>/sessions/<file>`.
+fn agent_from_sessions_path(path: &Path) -> Option<String> {
+    let sessions = path.parent()?;
+    let id = sessions.parent()?;
+    let agents = id.parent()?;
+    (sessions.file_name()? == "sessions" && agents.file_name()? == "agents")
+        .then(|| id.file_name()?.to_str().map(str::to_string))
+        .flatten()
+}

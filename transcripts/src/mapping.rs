@@ -1,0 +1,433 @@
+//! From pi session records to trace events, the way OpenClaw 2026.9.6's own loop guard saw them.
+//!
+//! The guard sees a call before it runs and the outcome after; the transcript stores what the
+//! *model* saw. The two differ in three places, and each is undone here (evidence from
+//! `dist/agent-tools.before-tool-call-*.mjs`, `dist/agent-core-*.mjs`,
+//! `dist/internal-hooks-*.mjs`):
+//!
+//! 1. **Loop warnings.** `wrapToolWithBeforeToolCallHook` calls `recordLoopOutcome({result})`
+//!    with the tool's own result, and only then returns `appendToolLoopWarning(result, …)`,
+//!    which appends a `[System note: Tool-loop warning after N repeated calls. …]` text part
+//!    ("Call only after raw outcome recording: feedback must not change no-progress hashes").
+//!    That last part is dropped from `content`, so the outcome hashes as the guard hashed it.
+//! 2. **Blocked calls.** A veto (`outcome.kind === "veto"`: `deniedReason` `tool-loop`,
+//!    `plugin-before-tool-call`, or `client-voice-confirmation`) goes through `blockToolCall`,
+//!    which builds `{content:[{type:"text", text:reason}], details:{status:"blocked",
+//!    deniedReason, reason}}` and calls `recordLoopOutcome({result: blockedResult})`: a
+//!    **result**, although the transcript says `isError:true`. So these map to `result` with the
+//!    stored `{content, details}`. For `plugin-before-tool-call` the stored content is exactly
+//!    the block reason, so the hash matches; for `tool-loop` the stored text has a recovery
+//!    paragraph and `details.intervention`, but the guard's veto rule gives such outcomes no
+//!    hash at all, so nothing depends on the text. Other blocked results (`tool-admission`) and
+//!    `status:"skipped"` (`steering`) never reached the wrapper, and synthetic results inserted
+//!    by transcript repair were never tool outcomes: no `tool_result` is produced for them.
+//! 3. **Thrown errors.** The wrapper's `catch` calls `recordLoopOutcome({error: err})`, and
+//!    agent-core stores `createErrorToolResult(coerceErrorMessage(err))`: one text part holding
+//!    `err.message`, which is what the guard's `formatError` hashes. So `isError:true` (not
+//!    blocked) maps to `error` = the text parts joined with `\n`.
+//!
+//! Everything else with `isError:false` maps to `result: {content, details}`. What cannot be
+//! undone: an `after_tool_call`/`tool_result_persist` hook that rewrote the stored result, and
+//! a plugin's non-veto refusal (it throws, the guard records no outcome, and the transcript
+//! holds an ordinary error result).
+//!
+//! Order: events follow the records. An assistant message's tool calls come first (in part
+//! order), then each `toolResult` message as it was stored, which is how batch admission
+//! checks a whole assistant turn before any tool runs. A result is paired with the oldest
+//! unanswered call of the same id (`createToolCallOccurrenceQueue`).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Location};
+use crate::event::{Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
+use crate::record::{is_tool_call_type, parse_parts, Entry, Member, Message};
+use crate::session::SessionInfo;
+use crate::text::{normalize_tool_name, parse_iso_ms};
+
+/// Counts for one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Records read (header included), on or off the active branch.
+    pub records: u64,
+    /// Canonical records left out because they are off the active branch.
+    pub off_branch: u64,
+    /// `tool_call` events produced.
+    pub tool_calls: u64,
+    /// `tool_result` events produced.
+    pub tool_results: u64,
+    /// `compaction` events produced.
+    pub compactions: u64,
+    /// Tool results whose outcome the guard never saw (see [`Recorded::NotRecorded`]).
+    pub unrecorded_outcomes: u64,
+    /// Tool results with no matching call on the branch (left out).
+    pub orphan_results: u64,
+    /// Records that could not be read (each one is also an error).
+    pub bad_records: u64,
+}
+
+struct PendingCall {
+    index: u32,
+    tool: String,
+    args: Value,
+    run: Option<String>,
+}
+
+/// Most unanswered calls kept for pairing; a transcript with more lost results drops the oldest.
+const MAX_PENDING: usize = 4096;
+
+/// Maps one session's records, in order.
+pub(crate) struct Mapper {
+    info: Arc<SessionInfo>,
+    key: Arc<str>,
+    agent: Option<Arc<str>>,
+    calls: u32,
+    pending: HashMap<String, VecDeque<PendingCall>>,
+    pending_order: VecDeque<String>,
+    pub(crate) stats: SessionStats,
+}
+
+impl Mapper {
+    pub(crate) fn new(info: Arc<SessionInfo>) -> Self {
+        let key: Arc<str> = info.session_key.as_str().into();
+        let agent = info.agent_id.as_deref().map(Arc::from);
+        Mapper {
+            info,
+            key,
+            agent,
+            calls: 0,
+            pending: HashMap::new(),
+            pending_order: VecDeque::new(),
+            stats: SessionStats::default(),
+        }
+    }
+
+    fn error(&self, kind: ErrorKind, at: Location) -> Error {
+        Error::new(kind, &self.info.file).in_session(&self.info.session_id).at(at)
+    }
+
+    /// Maps one record on the active branch (its JSON text).
+    pub(crate) fn record(&mut self, text: &str, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+        let entry: Entry<'_> = serde_json::from_str(text).map_err(|e| {
+            self.stats.bad_records += 1;
+            self.error(ErrorKind::Json(e), at)
+        })?;
+        self.entry(&entry, at, sink)
+    }
+
+    /// Maps one record already parsed as a [`Entry`].
+    pub(crate) fn entry(&mut self, entry: &Entry<'_>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+        match entry.ty.as_str() {
+            Some("message") => {
+                let Some(raw) = entry.message else { return Ok(()) };
+                let message: Message<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+                    self.stats.bad_records += 1;
+                    self.error(ErrorKind::BadRecord(format!("`message` is not a message object: {e}")), at)
+                })?;
+                let ts = entry_ts(entry);
+                match message.role.as_str() {
+                    Some("assistant") => self.assistant(&message, ts, at, sink),
+                    Some("toolResult") => self.tool_result(&message, ts, at, sink),
+                    _ => Ok(()),
+                }
+            }
+            Some("compaction") => {
+                let run = entry.openclaw.as_ref().and_then(|m| m.run_id.as_str()).map(str::to_string);
+                self.stats.compactions += 1;
+                let event = TraceEvent::Compaction(Compaction { session: self.key.clone(), run, agent: self.agent.clone() });
+                sink(self.imported(event, EventKind::Compaction, None, None, None, at, None));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn imported(
+        &self,
+        event: TraceEvent,
+        kind: EventKind,
+        call_index: Option<u32>,
+        call_id: Option<String>,
+        tool: Option<String>,
+        location: Location,
+        recorded: Option<Recorded>,
+    ) -> ImportedEvent {
+        let reference = EventRef { session: self.info.clone(), kind, call_index, call_id, tool, location, recorded };
+        ImportedEvent { event, reference }
+    }
+
+    fn assistant(&mut self, m: &Message<'_>, ts: Option<i64>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+        let Some(content) = m.content else { return Ok(()) };
+        let run = m.openclaw.as_ref().and_then(|o| o.run_id.as_str()).map(str::to_string);
+        for part in parse_parts(content).into_iter().flatten() {
+            if !part.ty.as_deref().is_some_and(is_tool_call_type) {
+                continue;
+            }
+            let raw_name = part.name.as_str().unwrap_or("").to_string();
+            let tool = normalize_tool_name(&raw_name);
+            let args_raw = part.arguments.or(part.input);
+            let args = match args_raw {
+                Some(raw) => serde_json::from_str::<Value>(raw.get()).map_err(|e| self.error(ErrorKind::Json(e), at))?,
+                None => Value::Null,
+            };
+            let call_id = part.id.non_blank().map(str::to_string);
+            self.calls += 1;
+            self.stats.tool_calls += 1;
+            let index = self.calls;
+            if let Some(id) = &call_id {
+                self.remember(id.clone(), PendingCall { index, tool: tool.clone(), args: args.clone(), run: run.clone() });
+            }
+            let event = TraceEvent::ToolCall(ToolCall {
+                session: self.key.clone(),
+                tool,
+                args,
+                run: run.clone(),
+                agent: self.agent.clone(),
+                call_id: call_id.clone(),
+                ts_ms: ts,
+            });
+            sink(self.imported(event, EventKind::ToolCall, Some(index), call_id, Some(raw_name), at, None));
+        }
+        Ok(())
+    }
+
+    fn remember(&mut self, id: String, call: PendingCall) {
+        if self.pending_order.len() >= MAX_PENDING {
+            if let Some(old) = self.pending_order.pop_front() {
+                if let Some(q) = self.pending.get_mut(&old) {
+                    q.pop_front();
+                    if q.is_empty() {
+                        self.pending.remove(&old);
+                    }
+                }
+            }
+        }
+        self.pending_order.push_back(id.clone());
+        self.pending.entry(id).or_default().push_back(call);
+    }
+
+    fn claim(&mut self, id: &str) -> Option<PendingCall> {
+        let q = self.pending.get_mut(id)?;
+        let call = q.pop_front()?;
+        if q.is_empty() {
+            self.pending.remove(id);
+        }
+        if let Some(pos) = self.pending_order.iter().position(|x| x == id) {
+            self.pending_order.remove(pos);
+        }
+        Some(call)
+    }
+
+    fn tool_result(&mut self, m: &Message<'_>, ts: Option<i64>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+        let Some(call_id) = m.result_call_id() else {
+            self.stats.orphan_results += 1;
+            return Ok(());
+        };
+        let Some(call) = self.claim(&call_id) else {
+            self.stats.orphan_results += 1;
+            return Ok(());
+        };
+        let parse = |raw: Option<&serde_json::value::RawValue>| -> Result<Option<Value>, serde_json::Error> {
+            raw.map(|r| serde_json::from_str::<Value>(r.get())).transpose()
+        };
+        let content = parse(m.content).map_err(|e| self.error(ErrorKind::Json(e), at))?;
+        let details = parse(m.details).map_err(|e| self.error(ErrorKind::Json(e), at))?;
+        let is_error = matches!(m.is_error, Some(Value::Bool(true)));
+        let (outcome, recorded) = classify(content, details, is_error);
+        let raw_tool = m.tool_name.as_str().map(str::to_string);
+        let Some(outcome) = outcome else {
+            self.stats.unrecorded_outcomes += 1;
+            return Ok(());
+        };
+        let run = m.openclaw.as_ref().and_then(|o| o.run_id.as_str()).map(str::to_string).or(call.run);
+        self.stats.tool_results += 1;
+        let event = TraceEvent::ToolResult(ToolResult {
+            session: self.key.clone(),
+            tool: call.tool,
+            args: call.args,
+            outcome,
+            run,
+            agent: self.agent.clone(),
+            call_id: Some(call_id.clone()),
+            ts_ms: ts,
+        });
+        sink(self.imported(event, EventKind::ToolResult, Some(call.index), Some(call_id), raw_tool, at, Some(recorded)));
+        Ok(())
+    }
+}
+
+/// The record's own timestamp (`timestamp`, ISO text as OpenClaw writes it).
+fn entry_ts(entry: &Entry<'_>) -> Option<i64> {
+    match &entry.timestamp {
+        Member::Str(s) => parse_iso_ms(s),
+        _ => None,
+    }
+}
+
+/// The warning OpenClaw appends after recording (`appendToolLoopWarning`).
+fn loop_warning_count(part: &Value) -> Option<u64> {
+    let obj = part.as_object()?;
+    if obj.get("type")?.as_str()? != "text" {
+        return None;
+    }
+    let text = obj.get("text")?.as_str()?;
+    let rest = text.strip_prefix("[System note: Tool-loop warning after ")?;
+    let (n, tail) = rest.split_once(' ')?;
+    (tail == "repeated calls. Change your approach or stop if you are not making progress.]")
+        .then(|| n.parse().ok())
+        .flatten()
+}
+
+fn text_of(content: &Option<Value>) -> String {
+    let Some(Value::Array(parts)) = content else { return String::new() };
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| {
+            let o = p.as_object()?;
+            o.get("type")?.as_str()?;
+            o.get("text")?.as_str()
+        })
+        .collect();
+    texts.join("\n")
+}
+
+/// The guard's view of a stored tool result: the outcome to replay (or none) and what the
+/// gateway did. See the module docs for the evidence.
+pub(crate) fn classify(content: Option<Value>, details: Option<Value>, is_error: bool) -> (Option<Outcome>, Recorded) {
+    let status = details.as_ref().and_then(|d| d.get("status")).and_then(Value::as_str).map(str::to_string);
+    let denied = details.as_ref().and_then(|d| d.get("deniedReason")).and_then(Value::as_str).map(str::to_string);
+    let synthetic = is_error
+        && (details.as_ref().and_then(|d| d.get("openclawSyntheticMissingToolResult")) == Some(&Value::Bool(true))
+            || text_of(&content).split('\n').any(|t| t == SYNTHETIC_TEXT));
+    if synthetic {
+        return (None, Recorded::NotRecorded { reason: "synthetic-missing-result".into() });
+    }
+    match (status.as_deref(), denied.as_deref()) {
+        (Some("blocked"), Some(reason @ ("tool-loop" | "plugin-before-tool-call" | "client-voice-confirmation"))) => {
+            let (detector, count) = block_detector(reason, details.as_ref(), &content);
+            let recorded = Recorded::Blocked { denied_reason: reason.to_string(), detector, count };
+            (Some(Outcome::Result(result_value(content, details))), recorded)
+        }
+        (Some("blocked"), reason) | (Some("skipped"), reason) => {
+            let reason = reason.unwrap_or(status.as_deref().unwrap_or("blocked")).to_string();
+            (None, Recorded::NotRecorded { reason })
+        }
+        _ if is_error => (Some(Outcome::Error(Value::String(text_of(&content)))), Recorded::Failed),
+        _ => {
+            let mut content = content;
+            let mut loop_warning = None;
+            if let Some(Value::Array(parts)) = content.as_mut() {
+                if let Some(n) = parts.last().and_then(loop_warning_count) {
+                    parts.pop();
+                    loop_warning = Some(n);
+                }
+            }
+            (Some(Outcome::Result(result_value(content, details))), Recorded::Completed { loop_warning })
+        }
+    }
+}
+
+const SYNTHETIC_TEXT: &str =
+    "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.";
+
+fn result_value(content: Option<Value>, details: Option<Value>) -> Value {
+    let mut map = Map::new();
+    map.insert("content".into(), content.unwrap_or_else(|| Value::Array(Vec::new())));
+    if let Some(d) = details {
+        map.insert("details".into(), d);
+    }
+    Value::Object(map)
+}
+
+/// The detector of a gateway block: `details.intervention` (batch admission), else read off the
+/// reason text, which is the detector's message (spec/tool-loop.md §3).
+fn block_detector(reason: &str, details: Option<&Value>, content: &Option<Value>) -> (Option<String>, Option<u64>) {
+    if reason != "tool-loop" {
+        return (None, None);
+    }
+    if let Some(i) = details.and_then(|d| d.get("intervention")) {
+        let detector = i.get("detector").and_then(Value::as_str).map(str::to_string);
+        let count = i.get("count").and_then(Value::as_u64);
+        if detector.is_some() {
+            return (detector, count);
+        }
+    }
+    let text = details
+        .and_then(|d| d.get("reason"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| text_of(content));
+    detector_from_message(&text)
+}
+
+/// Which detector wrote a `CRITICAL:` message, and its count.
+pub(crate) fn detector_from_message(text: &str) -> (Option<String>, Option<u64>) {
+    let patterns: [(&str, &str, &str); 5] = [
+        ("unknown_tool_repeat", "CRITICAL: attempted unavailable tool ", " times. Stop retrying"),
+        ("global_circuit_breaker", " has repeated identical no-progress outcomes ", " times. Session execution blocked by global"),
+        ("known_poll_no_progress", " with identical arguments and no progress ", " times. This appears to be a stuck polling"),
+        ("ping_pong", "CRITICAL: You are alternating between repeated tool-call patterns (", " consecutive calls)"),
+        ("generic_repeat", " with identical arguments and identical outcomes ", " times. Session execution blocked to prevent runaway"),
+    ];
+    for (detector, before, after) in patterns {
+        if let Some(i) = text.find(before) {
+            let tail = &text[i + before.len()..];
+            if let Some(j) = tail.find(after) {
+                let number = tail[..j].rsplit(' ').next().unwrap_or("");
+                return (Some(detector.to_string()), number.parse().ok());
+            }
+        }
+    }
+    // 2026.9.6 also words the generic block "Called X with identical outcomes N times".
+    if let Some(i) = text.find(" with identical outcomes ") {
+        let tail = &text[i + " with identical outcomes ".len()..];
+        let count = tail.split(' ').next().and_then(|n| n.parse().ok());
+        return (Some("generic_repeat".into()), count);
+    }
+    (None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn detectors_are_read_off_block_messages() {
+        let m = "CRITICAL: Called exec with identical arguments and identical outcomes 20 times. Session execution blocked to prevent runaway loops.";
+        assert_eq!(detector_from_message(m), (Some("generic_repeat".into()), Some(20)));
+        let m = "CRITICAL: Called exec with identical outcomes 20 times. Session execution blocked to prevent runaway loops.\n\nDo not repeat";
+        assert_eq!(detector_from_message(m), (Some("generic_repeat".into()), Some(20)));
+        let m = "CRITICAL: You are alternating between repeated tool-call patterns (21 consecutive calls) with no progress.";
+        assert_eq!(detector_from_message(m), (Some("ping_pong".into()), Some(21)));
+        let m = "CRITICAL: read has repeated identical no-progress outcomes 30 times. Session execution blocked by global circuit breaker to prevent runaway loops.";
+        assert_eq!(detector_from_message(m), (Some("global_circuit_breaker".into()), Some(30)));
+        assert_eq!(detector_from_message("nope"), (None, None));
+    }
+
+    #[test]
+    fn the_appended_loop_warning_is_not_part_of_the_outcome() {
+        let content = json!([{"type":"text","text":"loop"},{"type":"text","text":"[System note: Tool-loop warning after 10 repeated calls. Change your approach or stop if you are not making progress.]"}]);
+        let (o, r) = classify(Some(content), Some(json!({"status":"completed"})), false);
+        assert_eq!(o, Some(Outcome::Result(json!({"content":[{"type":"text","text":"loop"}],"details":{"status":"completed"}}))));
+        assert_eq!(r, Recorded::Completed { loop_warning: Some(10) });
+    }
+
+    #[test]
+    fn vetoed_calls_are_results_and_thrown_errors_are_errors() {
+        let details = json!({"status":"blocked","deniedReason":"plugin-before-tool-call","reason":"no"});
+        let content = json!([{"type":"text","text":"no"}]);
+        let (o, r) = classify(Some(content.clone()), Some(details.clone()), true);
+        assert_eq!(o, Some(Outcome::Result(json!({"content":content,"details":details}))));
+        assert!(matches!(r, Recorded::Blocked { ref denied_reason, .. } if denied_reason == "plugin-before-tool-call"));
+        let (o, r) = classify(Some(json!([{"type":"text","text":"ENOENT: x"}])), Some(json!({})), true);
+        assert_eq!(o, Some(Outcome::Error(json!("ENOENT: x"))));
+        assert_eq!(r, Recorded::Failed);
+        let (o, r) = classify(Some(json!([{"type":"text","text":"Skipped"}])), Some(json!({"status":"skipped","deniedReason":"steering"})), true);
+        assert_eq!(o, None);
+        assert_eq!(r, Recorded::NotRecorded { reason: "steering".into() });
+    }
+}

@@ -1,0 +1,67 @@
+//! What a discovered session is: who (agent, key, id) and where (file, format).
+
+use std::path::PathBuf;
+
+/// The kind of file a session was found in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SourceFormat {
+    /// An OpenClaw 2026.x agent store (`agents/<id>/agent/openclaw-agent.sqlite`), table
+    /// `transcript_events`.
+    AgentStore,
+    /// A pi-format JSONL transcript, as older releases wrote under `agents/<id>/sessions/`.
+    Jsonl,
+    /// A trajectory export directory (`openclaw sessions export-trajectory`); `file` is its
+    /// `session-branch.json`.
+    Trajectory,
+}
+
+impl SourceFormat {
+    /// A short name for reports: `sqlite`, `jsonl` or `trajectory`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SourceFormat::AgentStore => "sqlite",
+            SourceFormat::Jsonl => "jsonl",
+            SourceFormat::Trajectory => "trajectory",
+        }
+    }
+}
+
+/// Where a session's key came from (the key is what the guard keys its history by, so a report
+/// says how sure it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KeySource {
+    /// `session_windows.session_key` of the transcript's session id.
+    SessionWindows,
+    /// `session_nodes.session_key` whose `current_session_id` is the transcript's.
+    SessionNodes,
+    /// A legacy `sessions.json` beside the JSONL file.
+    SessionsJson,
+    /// The trajectory export's `manifest.json` (`sessionKey`).
+    Manifest,
+    /// Nothing mapped the session id to a key: the key is the session id itself.
+    SessionId,
+}
+
+/// One session (one transcript, i.e. one session id) found by discovery.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionInfo {
+    /// The file that holds it (for a trajectory export: its `session-branch.json`).
+    pub file: PathBuf,
+    /// The file's format.
+    pub format: SourceFormat,
+    /// The agent id (from the store's `schema_meta`, its path, or the session key), if known.
+    pub agent_id: Option<String>,
+    /// The session key (`agent:<agentId>:<rest>` in 2026.x), the `session` of the trace events.
+    pub session_key: String,
+    /// Where the key came from.
+    pub key_source: KeySource,
+    /// The session id (the transcript's id; a key gets a new one on `/new` or `/reset`).
+    pub session_id: String,
+}
+
+/// Reads the agent id out of a session key of the form `agent:<agentId>:<rest>`.
+pub(crate) fn agent_from_key(key: &str) -> Option<String> {
+    let rest = key.strip_prefix("agent:")?;
+    let (agent, tail) = rest.split_once(':')?;
+    (!agent.is_empty() && !tail.is_empty()).then(|| agent.to_string())
+}

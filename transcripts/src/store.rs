@@ -1,0 +1,349 @@
+//! OpenClaw 2026.x agent stores: `agents/<agentId>/agent/openclaw-agent.sqlite`.
+//!
+//! Why read-only, and why two passes: the operator runs this against the live gateway's
+//! database, so it must never take a write lock or need write access (the connection is
+//! `SQLITE_OPEN_READ_ONLY` with `mode=ro`, `query_only` on, both passes in one read
+//! transaction so they see one snapshot while the gateway appends), and a store can be far
+//! larger than memory, so a session is read as a stream twice: first only the tree facts of
+//! each row (`navigation_json` for compressed rows, so they are not decompressed), to find the
+//! active branch; then the rows on that branch, decoded one at a time.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+use crate::error::{Error, ErrorKind, Location};
+use crate::event::ImportedEvent;
+use crate::mapping::Mapper;
+use crate::reader::Collector;
+use crate::record::Nav;
+use crate::session::{agent_from_key, KeySource, SessionInfo, SourceFormat};
+use crate::tree::TreeScan;
+
+/// The largest payload OpenClaw writes compressed (`MAX_COMPRESSED_EVENT_BYTES`).
+const MAX_EVENT_BYTES: usize = 4 << 20;
+
+fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
+    Error::new(ErrorKind::Sqlite(e), path)
+}
+
+/// `file:` URI for `path` with `query` (SQLite URIs escape `%`, `?` and `#`).
+fn file_uri(path: &Path, query: &str) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    uri
+}
+
+/// An open agent store.
+pub(crate) struct Store {
+    pub path: PathBuf,
+    conn: Connection,
+    tables: HashSet<String>,
+}
+
+impl Store {
+    /// Opens `path` read-only. A WAL database whose `-shm` file does not exist in a directory we
+    /// cannot write cannot be opened with `mode=ro` (SQLite must create the shared-memory file);
+    /// no gateway can be writing such a database, so it is then opened `immutable=1`.
+    pub(crate) fn open(path: &Path) -> Result<Store, Error> {
+        if let Err(e) = std::fs::metadata(path) {
+            return Err(Error::new(ErrorKind::Io(e), path));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let first = Connection::open_with_flags(file_uri(path, "mode=ro"), flags).and_then(|c| Self::tables(&c).map(|t| (c, t)));
+        let (conn, tables) = match first {
+            Ok(ok) => ok,
+            Err(e) if is_cantopen(&e) => Connection::open_with_flags(file_uri(path, "mode=ro&immutable=1"), flags)
+                .and_then(|c| Self::tables(&c).map(|t| (c, t)))
+                .map_err(|e| sqlite_err(path, e))?,
+            Err(e) => return Err(sqlite_err(path, e)),
+        };
+        conn.execute_batch("PRAGMA query_only = 1;").map_err(|e| sqlite_err(path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(|e| sqlite_err(path, e))?;
+        if !tables.contains("transcript_events") {
+            return Err(Error::new(ErrorKind::MissingTable("transcript_events"), path));
+        }
+        Ok(Store { path: path.to_path_buf(), conn, tables })
+    }
+
+    fn tables(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
+        let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+        let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        names.collect()
+    }
+
+    /// The agent id: `schema_meta.agent_id`, else `<agentId>` of `agents/<agentId>/agent/…`.
+    fn agent_id(&self) -> Option<String> {
+        if self.tables.contains("schema_meta") {
+            let meta = self
+                .conn
+                .query_row(
+                    "SELECT agent_id FROM schema_meta WHERE agent_id IS NOT NULL AND agent_id != '' LIMIT 1",
+                    [],
+                    |r| r.get::<_, String>(0),
+                )
+                .optional();
+            if let Ok(Some(id)) = meta {
+                return Some(id);
+            }
+        }
+        agent_from_store_path(&self.path)
+    }
+
+    /// The sessions (session ids with transcript rows) in the store, with their keys.
+    pub(crate) fn sessions(&self) -> Result<(Vec<SessionInfo>, Vec<String>), Error> {
+        let err = |e| sqlite_err(&self.path, e);
+        let agent = self.agent_id();
+        // A skip scan over the primary key: one index seek per session, not a pass over all rows.
+        let mut next = self
+            .conn
+            .prepare("SELECT session_id FROM transcript_events WHERE session_id > ?1 ORDER BY session_id LIMIT 1")
+            .map_err(err)?;
+        let mut windows = self.optional_stmt("session_windows", "SELECT session_key FROM session_windows WHERE session_id = ?1")?;
+        let mut nodes = self.optional_stmt(
+            "session_nodes",
+            "SELECT session_key FROM session_nodes WHERE current_session_id = ?1 ORDER BY updated_at DESC LIMIT 1",
+        )?;
+        let mut out = Vec::new();
+        let mut last = String::new();
+        while let Some(id) = next.query_row([&last], |r| r.get::<_, String>(0)).optional().map_err(err)? {
+            let lookup = |stmt: &mut Option<rusqlite::Statement<'_>>| -> Result<Option<String>, Error> {
+                match stmt {
+                    Some(s) => s.query_row([&id], |r| r.get::<_, String>(0)).optional().map_err(err),
+                    None => Ok(None),
+                }
+            };
+            let (key, source) = if let Some(k) = lookup(&mut windows)? {
+                (k, KeySource::SessionWindows)
+            } else if let Some(k) = lookup(&mut nodes)? {
+                (k, KeySource::SessionNodes)
+            } else {
+                (id.clone(), KeySource::SessionId)
+            };
+            let agent_id = agent.clone().or_else(|| agent_from_key(&key));
+            out.push(SessionInfo {
+                file: self.path.clone(),
+                format: SourceFormat::AgentStore,
+                agent_id,
+                session_key: key,
+                key_source: source,
+                session_id: id.clone(),
+            });
+            last = id;
+        }
+        let cold = self.cold_only(&out)?;
+        Ok((out, cold))
+    }
+
+    /// Session ids whose transcript lives only in a cold archive (not read by this crate).
+    fn cold_only(&self, hot: &[SessionInfo]) -> Result<Vec<String>, Error> {
+        if !self.tables.contains("session_transcript_cold_archives") {
+            return Ok(Vec::new());
+        }
+        let hot: HashSet<&str> = hot.iter().map(|s| s.session_id.as_str()).collect();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT session_id FROM session_transcript_cold_archives ORDER BY session_id")
+            .map_err(|e| sqlite_err(&self.path, e))?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| sqlite_err(&self.path, e))?;
+        Ok(ids.into_iter().filter(|id| !hot.contains(id.as_str())).collect())
+    }
+
+    fn optional_stmt(&self, table: &str, sql: &str) -> Result<Option<rusqlite::Statement<'_>>, Error> {
+        if !self.tables.contains(table) {
+            return Ok(None);
+        }
+        self.conn.prepare(sql).map(Some).map_err(|e| sqlite_err(&self.path, e))
+    }
+
+    /// Streams one session's active branch to `sink`.
+    pub(crate) fn read_session(&self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+        // One read transaction: both passes see the same snapshot while the gateway appends.
+        if let Err(e) = self.conn.execute_batch("BEGIN") {
+            out.push(sqlite_err(&self.path, e).in_session(&info.session_id));
+            return;
+        }
+        let result = self.read_in_snapshot(info, sink, out);
+        let _ = self.conn.execute_batch("COMMIT");
+        if let Err(e) = result {
+            out.push(sqlite_err(&self.path, e).in_session(&info.session_id));
+        }
+    }
+
+    fn read_in_snapshot(&self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) -> rusqlite::Result<()> {
+        let at = |seq: i64, kind: ErrorKind| Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq));
+        let mut decoder = Decoder::new();
+        // Pass 1: tree facts.
+        let mut scan = TreeScan::default();
+        let mut seqs: Vec<i64> = Vec::new();
+        let mut interesting: Vec<bool> = Vec::new();
+        let mut bad: HashSet<i64> = HashSet::new();
+        {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT seq, event_json, CASE WHEN event_json IS NULL THEN navigation_json END \
+                 FROM transcript_events WHERE session_id = ?1 ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([&info.session_id])?;
+            while let Some(row) = rows.next()? {
+                let seq: i64 = row.get(0)?;
+                let nav = match (row.get_ref(1)?.as_str_or_null()?, row.get_ref(2)?.as_str_or_null()?) {
+                    (Some(json), _) => serde_json::from_str::<Nav>(json).map_err(|e| at(seq, ErrorKind::Json(e))),
+                    (None, Some(nav)) => match Nav::from_navigation_json(nav) {
+                        Ok(n) => Ok(n),
+                        Err(_) => self.decode_row(info, seq, &mut decoder).and_then(|t| serde_json::from_str::<Nav>(&t).map_err(|e| at(seq, ErrorKind::Json(e)))),
+                    },
+                    (None, None) => self.decode_row(info, seq, &mut decoder).and_then(|t| serde_json::from_str::<Nav>(&t).map_err(|e| at(seq, ErrorKind::Json(e)))),
+                };
+                seqs.push(seq);
+                match nav {
+                    Ok(nav) => {
+                        interesting.push(matches!(nav.ty.as_str(), Some("message" | "compaction")));
+                        scan.push(Some(&nav));
+                    }
+                    Err(e) => {
+                        interesting.push(false);
+                        bad.insert(seq);
+                        out.push(e);
+                        scan.push(None);
+                    }
+                }
+            }
+        }
+        let branch = scan.active_positions();
+        let active: Vec<i64> = branch
+            .positions
+            .iter()
+            .filter(|&&p| interesting.get(p as usize).copied().unwrap_or(false))
+            .filter_map(|&p| seqs.get(p as usize).copied())
+            .collect();
+        let mut mapper = Mapper::new(info.clone());
+        mapper.stats.records = seqs.len() as u64;
+        mapper.stats.off_branch = branch.off_branch;
+        mapper.stats.bad_records = bad.len() as u64;
+        drop(seqs);
+        drop(interesting);
+        // Pass 2: the rows on the branch, in order.
+        if let Some(&first) = active.first() {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events \
+                 WHERE session_id = ?1 AND seq >= ?2 ORDER BY seq",
+            )?;
+            let mut rows = stmt.query(rusqlite::params![&info.session_id, first])?;
+            let mut next = 0usize;
+            while let Some(row) = rows.next()? {
+                let Some(&want) = active.get(next) else { break };
+                let seq: i64 = row.get(0)?;
+                if seq < want {
+                    continue;
+                }
+                next += 1;
+                if seq > want {
+                    // The row vanished between the passes (cannot happen inside one snapshot).
+                    continue;
+                }
+                let text: Result<&str, Error> = match row.get_ref(1)?.as_str_or_null()? {
+                    Some(json) => Ok(json),
+                    None => {
+                        let blob = row.get_ref(2)?.as_blob_or_null()?;
+                        let size: Option<i64> = row.get(3)?;
+                        match blob {
+                            Some(b) => decoder.decode(b, size).map_err(|m| at(seq, ErrorKind::Zstd(m))),
+                            None => Err(at(seq, ErrorKind::BadRecord("both event_json and event_zstd are NULL".into()))),
+                        }
+                    }
+                };
+                match text {
+                    Ok(text) => {
+                        if let Err(e) = mapper.record(text, Location::Row(seq), sink) {
+                            out.push(e);
+                        }
+                    }
+                    Err(e) => {
+                        mapper.stats.bad_records += 1;
+                        out.push(e);
+                    }
+                }
+            }
+        }
+        out.stats = mapper.stats;
+        Ok(())
+    }
+
+    /// Decompresses one row by seq (pass 1's fallback for a compressed row without readable
+    /// `navigation_json`).
+    fn decode_row(&self, info: &SessionInfo, seq: i64, decoder: &mut Decoder) -> Result<String, Error> {
+        let at = |kind| Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq));
+        let row = self
+            .conn
+            .prepare_cached("SELECT event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ?1 AND seq = ?2")
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![&info.session_id, seq], |r| Ok((r.get::<_, Option<Vec<u8>>>(0)?, r.get::<_, Option<i64>>(1)?)))
+            })
+            .map_err(|e| at(ErrorKind::Sqlite(e)))?;
+        match row {
+            (Some(blob), size) => decoder.decode(&blob, size).map(str::to_string).map_err(|m| at(ErrorKind::Zstd(m))),
+            (None, _) => Err(at(ErrorKind::BadRecord("both event_json and event_zstd are NULL".into()))),
+        }
+    }
+}
+
+fn is_cantopen(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen)
+}
+
+/// `<agentId>` of `…/agents/<agentId>/agent/<file>`.
+pub(crate) fn agent_from_store_path(path: &Path) -> Option<String> {
+    let agent_dir = path.parent()?;
+    let id_dir = agent_dir.parent()?;
+    let agents_dir = id_dir.parent()?;
+    (agent_dir.file_name()? == "agent" && agents_dir.file_name()? == "agents")
+        .then(|| id_dir.file_name()?.to_str().map(str::to_string))
+        .flatten()
+}
+
+/// A reusable zstd context and buffer.
+struct Decoder {
+    ctx: Option<zstd::bulk::Decompressor<'static>>,
+    buf: Vec<u8>,
+}
+
+impl Decoder {
+    fn new() -> Self {
+        Decoder { ctx: zstd::bulk::Decompressor::new().ok(), buf: Vec::new() }
+    }
+
+    /// Decodes one payload; `size` is `event_utf8_bytes`, which the output must match (as
+    /// OpenClaw's own decoder demands).
+    fn decode(&mut self, blob: &[u8], size: Option<i64>) -> Result<&str, String> {
+        let expected = match size {
+            Some(n) if n >= 1 && (n as usize) <= MAX_EVENT_BYTES => Some(n as usize),
+            Some(n) => return Err(format!("event_utf8_bytes is {n}, outside 1..={MAX_EVENT_BYTES}")),
+            None => None,
+        };
+        let capacity = expected.unwrap_or(MAX_EVENT_BYTES);
+        let Some(ctx) = self.ctx.as_mut() else { return Err("zstd context could not be created".into()) };
+        self.buf.clear();
+        self.buf.reserve(capacity);
+        let n = ctx.decompress_to_buffer(blob, &mut self.buf).map_err(|e| e.to_string())?;
+        if let Some(want) = expected {
+            if n != want {
+                return Err(format!("decompressed to {n} bytes, event_utf8_bytes says {want}"));
+            }
+        }
+        std::str::from_utf8(&self.buf[..n]).map_err(|e| format!("not UTF-8: {e}"))
+    }
+}
