@@ -1,21 +1,18 @@
-//! The whole loop-guard state of one gateway.
+//! The whole loop-guard state of one gateway, and one entry per decision.
 //!
 //! A gateway process keeps one [`Gateway`]: every agent session's tool-loop state (bounded by
 //! `loopguard.maxSessions`, least recently used evicted), the process-wide bot-pair guard and the
-//! group-thread coordinator. It is what the WIT `gateway` resource wraps, and what `replay` runs
-//! a trace through.
+//! group-thread coordinator. Every path that decides goes through the methods here: the WIT
+//! resource ([`crate::component`]), the batch path ([`Gateway::apply_events`]) and `replay`.
+//! Inputs arrive already read ([`crate::input`] for the typed calls, [`crate::trace`] for trace
+//! lines), so a decision never parses or validates anything itself.
 
 use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
-use crate::canonical_text::CanonicalText;
 use crate::config::Config;
+use crate::error::PolicyError;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
-use crate::json::Json;
 use crate::store::BoundedMap;
-use crate::tool_loop::memo::CallMemo;
-use crate::tool_loop::outcome;
-use crate::tool_loop::{
-    CallFacts, CallRef, CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict,
-};
+use crate::tool_loop::{CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
 
 /// One gateway's guard state and config.
@@ -25,10 +22,6 @@ pub struct Gateway {
     pub(crate) sessions: BoundedMap<String, Session>,
     pub(crate) bots: BotGuard,
     pub(crate) groups: GroupCoordinator,
-    /// Facts of the last few checked calls, reused by their outcomes (not part of snapshots).
-    memo: CallMemo,
-    /// Scratch for hashing results straight from their text ([`Gateway::record_tool_result_text`]).
-    result_text: CanonicalText,
 }
 
 /// Counters for metrics.
@@ -54,10 +47,13 @@ impl Gateway {
             sessions: BoundedMap::new(l.max_sessions),
             bots: BotGuard::new(l.max_pairs),
             groups: GroupCoordinator::new(l.max_group_threads),
-            memo: CallMemo::default(),
-            result_text: CanonicalText::default(),
             config,
         }
+    }
+
+    /// A gateway built from a config document (JSON or JSON5; `{}` = defaults).
+    pub fn from_config(config: &str) -> Result<Self, PolicyError> {
+        Ok(Self::new(Config::parse(config)?))
     }
 
     /// The config.
@@ -65,100 +61,24 @@ impl Gateway {
         &self.config
     }
 
-    /// Checks a tool call before it runs.
+    /// The state of one session, if it has any.
+    pub fn session(&self, key: &str) -> Option<&Session> {
+        self.sessions.get(key)
+    }
+
+    /// Checks a tool call before it runs (and records it unless it is blocked or the guard is
+    /// explicitly disabled).
     pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> ToolVerdict {
-        self.check_tool_call_text(call, None)
-    }
-
-    /// [`Gateway::check_tool_call`] when the args arrived as JSON text (`args_text`): the call's
-    /// facts are remembered, so that the outcome that follows with the same text skips parsing
-    /// and hashing the arguments again ([`Gateway::recall_call`]).
-    pub fn check_tool_call_text(&mut self, call: &ToolCall<'_>, args_text: Option<&str>) -> ToolVerdict {
-        let facts = self.memo.facts(call.tool, call.args, call.run);
-        if let Some(text) = args_text {
-            self.memo.remember(call.session, call.tool, call.run, text, &facts);
-        }
         let settings = self.config.tools.for_agent(call.agent);
-        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.check_facts(&call.meta(), &facts, settings)
+        self.sessions.entry_or_insert_with(call.session, Session::default).check(call, settings)
     }
 
-    /// [`Gateway::check_tool_call_text`] straight from the arguments text, without parsing it
-    /// into a tree; `None` (nothing checked, nothing recorded) when the text is outside the
-    /// common case of [`crate::canonical_text`] and the caller must parse it and take the tree
-    /// path, which also reports malformed JSON.
-    pub fn check_tool_call_fast(&mut self, call: &CallRef<'_>, args_text: &str) -> Option<ToolVerdict> {
-        let facts = self.memo.text_facts(call.tool, args_text, call.run)?;
-        self.memo.remember(call.session, call.tool, call.run, args_text, &facts);
-        let settings = self.config.tools.for_agent(call.agent);
-        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        Some(session.check_facts(call, &facts, settings))
-    }
-
-    /// The facts of a call from its arguments text without a tree, when the text allows it
-    /// (see [`Gateway::check_tool_call_fast`]).
-    pub fn text_call_facts(&mut self, tool: &str, args_text: &str, run: Option<&str>) -> Option<CallFacts> {
-        self.memo.text_facts(tool, args_text, run)
-    }
-
-    /// Records how a tool call ended.
+    /// Records how a tool call ended; may return the post-compaction abort.
     pub fn record_tool_outcome(&mut self, call: &ToolCall<'_>, outcome: Outcome<'_>) -> OutcomeVerdict {
-        self.record_tool_outcome_text(call, None, outcome)
-    }
-
-    /// [`Gateway::record_tool_outcome`] when the args arrived as JSON text.
-    pub fn record_tool_outcome_text(
-        &mut self,
-        call: &ToolCall<'_>,
-        args_text: Option<&str>,
-        outcome: Outcome<'_>,
-    ) -> OutcomeVerdict {
-        let meta = call.meta();
-        let facts = match args_text.and_then(|t| self.recall_call(&meta, t)) {
-            Some(f) => f,
-            None => self.call_facts(call.tool, call.args, call.run),
-        };
-        self.record_tool_outcome_facts(&meta, &facts, outcome)
-    }
-
-    /// The facts of a call checked lately with exactly this arguments text, if remembered.
-    pub fn recall_call(&self, call: &CallRef<'_>, args_text: &str) -> Option<CallFacts> {
-        self.memo.recall(call.session, call.tool, call.run, args_text).cloned()
-    }
-
-    /// The facts of a call from its parsed arguments.
-    pub fn call_facts(&mut self, tool: &str, args: &Json<'_>, run: Option<&str>) -> CallFacts {
-        self.memo.facts(tool, args, run)
-    }
-
-    /// Records how a tool call ended, given the call's facts.
-    pub fn record_tool_outcome_facts(
-        &mut self,
-        call: &CallRef<'_>,
-        facts: &CallFacts,
-        outcome: Outcome<'_>,
-    ) -> OutcomeVerdict {
         let settings = self.config.tools.for_agent(call.agent);
-        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.outcome_facts(call, facts, outcome, settings, &self.config.limits.send_tools)
-    }
-
-    /// [`Gateway::record_tool_outcome_facts`] of a result given as JSON text, hashed without
-    /// reading it into a tree; `None` (nothing recorded) when the text is outside that path's
-    /// common case (see [`outcome::hash_result_text`]) and the caller must parse it and take the
-    /// tree path, which also reports malformed JSON.
-    pub fn record_tool_result_text(
-        &mut self,
-        call: &CallRef<'_>,
-        facts: &CallFacts,
-        text: &str,
-    ) -> Option<OutcomeVerdict> {
         let send_tools = &self.config.limits.send_tools;
-        let action = facts.action.as_deref();
-        let hashed = outcome::hash_result_text(call.tool, action, text, send_tools, &mut self.result_text)?;
-        let settings = self.config.tools.for_agent(call.agent);
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        Some(session.record_hashed(call, facts, Some(hashed), settings))
+        session.outcome(call, outcome, settings, send_tools)
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.
@@ -172,8 +92,15 @@ impl Gateway {
         self.sessions.remove(session);
     }
 
-    /// Checks a bot-authored inbound message against the pair and burst budgets.
-    pub fn bot_message(&mut self, m: &BotMessage<'_>) -> BotDecision {
+    /// Checks a bot-authored inbound message against the pair and burst budgets and records it.
+    /// Fails only on a negative timestamp.
+    pub fn check_bot_message(&mut self, m: &BotMessage<'_>) -> Result<BotDecision, PolicyError> {
+        if m.ts_ms < 0 {
+            return Err(PolicyError::input(
+                "message.ts-ms",
+                format!("must be a non-negative timestamp in milliseconds, not {}", m.ts_ms),
+            ));
+        }
         let settings = self.config.bot.resolve(m.channel, m.account, m.room);
         let facts = BotFacts {
             scope: m.account,
@@ -183,21 +110,21 @@ impl Gateway {
             now_ms: m.ts_ms,
             event_id: m.event_id,
         };
-        self.bots.record_and_check(&facts, &settings)
+        Ok(self.bots.record_and_check(&facts, &settings))
     }
 
     /// A message to a conversation that may have a broadcast entry: round 1.
-    pub fn group_message(&mut self, m: &GroupMessage<'_>) -> GroupStart {
+    pub fn start_group_thread(&mut self, m: &GroupMessage<'_>) -> GroupStart {
         self.groups.start(&self.config.group, &m.thread, m.peer, m.text)
     }
 
-    /// The finals of the round just run.
-    pub fn group_replies(&mut self, t: &GroupThread<'_>, replies: &[Reply]) -> GroupStep {
+    /// The finals of the round just run: the next round or stop.
+    pub fn finish_group_round(&mut self, t: &GroupThread<'_>, replies: &[Reply]) -> GroupStep {
         self.groups.replies(&self.config.group, t, replies)
     }
 
     /// The thread was cancelled.
-    pub fn group_cancel(&mut self, t: &GroupThread<'_>) -> GroupStep {
+    pub fn cancel_group_thread(&mut self, t: &GroupThread<'_>) -> GroupStep {
         self.groups.cancel(t)
     }
 

@@ -8,26 +8,53 @@
 //! tested and benchmarked.
 //!
 //! ```
-//! use loopguard_policy::{config::Config, gateway::Gateway};
-//! let mut gw = Gateway::new(Config::parse(r#"{"tools":{"loopDetection":{"enabled":true}}}"#).unwrap());
+//! use loopguard_policy::gateway::Gateway;
+//! let mut gw = Gateway::from_config(r#"{"tools":{"loopDetection":{"enabled":true}}}"#).unwrap();
 //! let out = gw.apply_events(r#"{"kind":"tool_call","session":"s","tool":"read","args":{"path":"/a"}}"#, 1).unwrap();
 //! assert_eq!(out, "{\"line\":1,\"kind\":\"tool_call\",\"action\":\"allow\"}\n");
 //! ```
-// No unsafe code, except what wit-bindgen generates in `component` and the word-at-a-time
-// `memcmp` of `wasm_mem` (both wasm32 only).
+//!
+//! ## Where everything is
+//!
+//! | what | where |
+//! |---|---|
+//! | one entry per decision | [`gateway::Gateway`] |
+//! | **tool-loop detectors**, in the order they run | [`tool_loop`] |
+//! | unknown tool retried | [`tool_loop::unknown_tool`] |
+//! | global circuit breaker | [`tool_loop::circuit_breaker`] |
+//! | known poll without progress | [`tool_loop::known_poll`] |
+//! | ping-pong between two calls | [`tool_loop::ping_pong`] |
+//! | generic repeat | [`tool_loop::generic_repeat`] |
+//! | the no-progress streak three of them share | [`tool_loop::no_progress`] |
+//! | post-compaction guard | [`tool_loop::post_compaction`] |
+//! | warning de-duplication | [`tool_loop::warnings`] |
+//! | outcome hashing per tool family | [`tool_loop::outcome`] |
+//! | a session's history | [`tool_loop::history`] |
+//! | **bot-loop budgets** | [`bot_loop`] |
+//! | pair budget | [`bot_loop::pair`] (kept packed: [`bot_loop::packed`]) |
+//! | burst budget | [`bot_loop::burst`] |
+//! | **group-thread budget** | [`group`] |
+//! | config: parsed, typed and validated once | [`config`] (compatibility profiles: [`config::profile`]) |
+//! | fingerprints: JSON as JavaScript reads it, the canonical text, the digests | [`json`], [`canonical`], [`digest`], [`js`] |
+//! | bounded maps (every map that grows with traffic) | [`store`] |
+//! | inputs: typed-call text, trace lines | [`input`], [`trace`] |
+//! | the batch path and replay | [`replay`] |
+//! | snapshots for hot swaps | [`snapshot`] |
+//! | errors | [`error`] |
+//! | the WIT boundary (wasm32 only) | `component` |
+// No unsafe code, except what wit-bindgen generates in `component` (wasm32 only).
 #![deny(unsafe_code)]
 
 pub mod bot_loop;
-pub mod bytes;
-pub mod canonical_text;
+pub mod canonical;
 pub mod config;
 pub mod digest;
 pub mod error;
 pub mod gateway;
 pub mod group;
+pub mod input;
+pub mod js;
 pub mod json;
-pub mod packed;
-pub mod registry;
 pub mod replay;
 pub mod snapshot;
 pub mod store;
@@ -36,11 +63,9 @@ pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
-mod component;
-#[cfg(target_arch = "wasm32")]
-mod wasm_mem;
+pub mod component;
 
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this policy implements.
-pub const INTERFACE_VERSION: &str = "0.5.0";
+pub const INTERFACE_VERSION: &str = "1.0.0";

@@ -5,11 +5,11 @@
 //! before any event is applied, so a bad line fails the batch without half-applying it.
 
 use crate::bot_loop::{BotDecision, Budget};
-use crate::config::Config;
-use crate::digest::{js_trim, write_string};
+use crate::canonical::write_string;
 use crate::error::PolicyError;
 use crate::gateway::Gateway;
 use crate::group::{GroupStart, GroupStep};
+use crate::js::js_trim;
 use crate::json::Json;
 use crate::tool_loop::{CompactionVerdict, OutcomeVerdict, ToolAction, ToolVerdict};
 use crate::trace::{self, Event};
@@ -17,8 +17,7 @@ use std::fmt::Write as _;
 
 /// Replays a whole trace on a fresh gateway built from `config`.
 pub fn replay(config: &str, trace: &str) -> Result<String, PolicyError> {
-    let mut gw = Gateway::new(Config::parse(config)?);
-    gw.apply_events(trace, 1)
+    Gateway::from_config(config)?.apply_events(trace, 1)
 }
 
 impl Gateway {
@@ -36,12 +35,14 @@ impl Gateway {
         let events = parsed.iter().map(|(n, v)| trace::event(v, *n).map(|e| (*n, e))).collect::<Result<Vec<_>, _>>()?;
         let mut out = String::with_capacity(events.len() * 64);
         for (n, e) in &events {
-            self.apply(*n, e, &mut out);
+            self.apply(*n, e, &mut out)?;
         }
         Ok(out)
     }
 
-    fn apply(&mut self, n: u32, e: &Event<'_>, out: &mut String) {
+    /// Applies one event and writes its decision line. The trace reader checked every field, so
+    /// the one fallible decision (a bot message's timestamp) cannot fail here.
+    fn apply(&mut self, n: u32, e: &Event<'_>, out: &mut String) -> Result<(), PolicyError> {
         let _ = write!(out, "{{\"line\":{n},\"kind\":\"{}\",\"action\":", e.kind());
         match e {
             Event::ToolCall(call) => write_tool_verdict(&self.check_tool_call(call), out),
@@ -62,7 +63,7 @@ impl Gateway {
                 }
                 CompactionVerdict::Disabled => out.push_str("\"disabled\""),
             },
-            Event::BotMessage(m) => match self.bot_message(m) {
+            Event::BotMessage(m) => match self.check_bot_message(m)? {
                 BotDecision::Allow => out.push_str("\"allow\""),
                 BotDecision::Suppress { cooldown_until_ms, budget } => {
                     let b = match budget {
@@ -72,7 +73,7 @@ impl Gateway {
                     let _ = write!(out, "\"suppress\",\"cooldown_until_ms\":{cooldown_until_ms},\"budget\":\"{b}\"");
                 }
             },
-            Event::GroupMessage(m) => match self.group_message(m) {
+            Event::GroupMessage(m) => match self.start_group_thread(m) {
                 GroupStart::Round { round, participants } => write_round(round, &participants, out),
                 GroupStart::Legacy { participants } => {
                     out.push_str("\"legacy\",\"participants\":");
@@ -80,10 +81,11 @@ impl Gateway {
                 }
                 GroupStart::None => out.push_str("\"none\""),
             },
-            Event::GroupReplies(t, replies) => write_step(&self.group_replies(t, replies), out),
-            Event::GroupCancel(t) => write_step(&self.group_cancel(t), out),
+            Event::GroupReplies(t, replies) => write_step(&self.finish_group_round(t, replies), out),
+            Event::GroupCancel(t) => write_step(&self.cancel_group_thread(t), out),
         }
         out.push_str("}\n");
+        Ok(())
     }
 }
 
@@ -126,6 +128,3 @@ fn write_list(items: &[String], out: &mut String) {
     out.push(']');
 }
 
-#[cfg(test)]
-#[path = "replay_tests.rs"]
-mod tests;

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bot_loop::{BotGuard, BotGuardSnapshot, BotGuardSnapshotRef};
-use crate::error::PolicyError;
+use crate::error::{ErrorKind, PolicyError};
 use crate::gateway::Gateway;
 use crate::group::{GroupCoordinator, GroupSnapshot};
 use crate::store::BoundedMap;
@@ -66,7 +66,7 @@ impl Gateway {
 
     /// Replaces the state with a snapshot; on error the state is left as it was.
     pub fn import_state(&mut self, bytes: &[u8]) -> Result<(), PolicyError> {
-        let err = |reason: String| PolicyError::new("snapshot", reason);
+        let err = |reason: String| PolicyError::new(ErrorKind::Snapshot, "snapshot", reason);
         if bytes.len() < 8 || &bytes[..6] != MAGIC {
             return Err(err("not a loopguard snapshot (it must start with LGSNAP)".into()));
         }

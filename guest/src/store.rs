@@ -1,9 +1,9 @@
 //! Bounded keyed state.
 //!
-//! Every map that grows with traffic (agent sessions, bot pairs, group threads) is a
-//! [`BoundedMap`]: it has a capacity, and when an insert takes it past that capacity it evicts the
-//! least recently used entries. "Recently" is a logical tick that every touch advances, not a wall
-//! clock: the guest has no clock, and a tick keeps eviction deterministic for a given trace.
+//! Every map that grows with traffic (agent sessions, bot pairs, group threads) has a capacity,
+//! and when an insert takes it past that capacity it evicts the least recently used entries.
+//! "Recently" is a logical tick that every touch advances, not a wall clock: the guest has no
+//! clock, and a tick keeps eviction deterministic for a given trace.
 //!
 //! Eviction is batched: when the map overflows it drops the oldest entries down to 63/64 of the
 //! capacity in one O(n) pass, so the amortized cost per insert stays O(1) even at 100,000+ keys,
@@ -19,76 +19,30 @@
 //! assert!(m.get("a").is_none());
 //! ```
 //!
-//! [`CompactMap`] is the same map for 128-bit digest keys, laid out for a million entries (the
-//! bot pairs): dense pages of entries behind an index of entry numbers.
+//! [`BoundedMap`] holds the sessions and group threads. [`CompactMap`] is the same map for
+//! 128-bit digest keys, laid out for a million entries (the bot pairs): dense pages of entries
+//! behind an index of entry numbers, because a `HashMap` of a million pairs would not fit the
+//! sandbox's memory cap.
 
 use std::borrow::Borrow;
-use std::hash::{BuildHasher, Hash};
+use std::collections::HashMap;
+use std::hash::Hash;
 
-use hashbrown::HashTable;
-use serde::{Deserialize, Serialize};
-
-use crate::bytes::same_bytes;
-
-// Explicit paths: the hostile-policy test fixture includes this file with `#[path]`, where a
-// plain `mod compact;` would be looked for beside it.
-#[path = "store/compact.rs"]
 mod compact;
 #[cfg(test)]
-#[path = "store/compact_tests.rs"]
 mod compact_tests;
 pub use compact::{CompactMap, Ordered};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Slot<K, V> {
-    key: K,
+#[derive(Debug, Clone)]
+struct Slot<V> {
     value: V,
     tick: u64,
 }
 
-/// Key equality as the map compares keys. Why not plain `==`: in the component, `==` on strings
-/// is a call to a byte-at-a-time `memcmp`, and a session key is compared on every decision;
-/// [`same_bytes`] compares sixteen bytes per step.
-pub trait SameKey: Hash + Eq {
-    /// `self == other`.
-    fn same(&self, other: &Self) -> bool;
-}
-
-impl SameKey for str {
-    #[inline]
-    fn same(&self, other: &Self) -> bool {
-        same_bytes(self.as_bytes(), other.as_bytes())
-    }
-}
-
-macro_rules! same_key_by_eq {
-    ($($t:ty),*) => {$(
-        impl SameKey for $t {
-            #[inline]
-            fn same(&self, other: &Self) -> bool {
-                self == other
-            }
-        }
-    )*};
-}
-same_key_by_eq!(u32, u64, u128);
-
 /// A hash map with a capacity and least-recently-used eviction.
-///
-/// Keys are hashed with foldhash, seeded per map from std's random seed like std's `RandomState`:
-/// session keys are looked up twice per tool-call decision, and SipHash on them was ~4% of it.
-///
-/// A lookup hashes its key once (a `HashTable` with the hash computed here, where a `HashMap`
-/// entry-or-insert hashed it twice), and the entry touched last is remembered by its bucket:
-/// a gateway's outcome follows its own check in the same session, so the second lookup of a
-/// decision compares one key and hashes nothing. Any insert or removal forgets that bucket (a
-/// resize moves entries), so it is never stale.
 #[derive(Debug, Clone)]
 pub struct BoundedMap<K, V> {
-    table: HashTable<Slot<K, V>>,
-    hasher: foldhash::fast::RandomState,
-    /// Bucket of the entry touched last, if no insert or removal came since.
-    last: Option<usize>,
+    map: HashMap<K, Slot<V>>,
     capacity: usize,
     tick: u64,
     evicted: u64,
@@ -97,14 +51,7 @@ pub struct BoundedMap<K, V> {
 impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// An empty map that holds at most `capacity` entries (at least 1).
     pub fn new(capacity: usize) -> Self {
-        Self {
-            table: HashTable::new(),
-            hasher: foldhash::fast::RandomState::default(),
-            last: None,
-            capacity: capacity.max(1),
-            tick: 0,
-            evicted: 0,
-        }
+        Self { map: HashMap::new(), capacity: capacity.max(1), tick: 0, evicted: 0 }
     }
 
     /// The capacity.
@@ -115,19 +62,19 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// Changes the capacity; evicts at once if the map is now over it.
     pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity.max(1);
-        if self.table.len() > self.capacity {
+        if self.map.len() > self.capacity {
             self.evict();
         }
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.map.len()
     }
 
     /// True when there are no entries.
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.map.is_empty()
     }
 
     /// How many entries were evicted for lack of room since the map was made.
@@ -140,43 +87,23 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
         self.tick
     }
 
-    /// `Ok(bucket)` of `key` (the remembered one when it holds `key`, else found by hash), or
-    /// `Err(hash)` when it is absent: the hash an insert that follows needs.
-    #[inline]
-    fn bucket<Q>(&self, key: &Q) -> Result<usize, u64>
-    where
-        K: Borrow<Q>,
-        Q: SameKey + ?Sized,
-    {
-        if let Some(i) = self.last {
-            if self.table.get_bucket(i).is_some_and(|s| s.key.borrow().same(key)) {
-                return Ok(i);
-            }
-        }
-        let hash = self.hasher.hash_one(key);
-        self.table.find_bucket_index(hash, |s| s.key.borrow().same(key)).ok_or(hash)
-    }
-
     /// Looks an entry up without touching it.
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
-        Q: SameKey + ?Sized,
+        Q: Hash + Eq + ?Sized,
     {
-        let i = self.bucket(key).ok()?;
-        self.table.get_bucket(i).map(|s| &s.value)
+        self.map.get(key).map(|s| &s.value)
     }
 
     /// Looks an entry up and marks it as used.
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
-        Q: SameKey + ?Sized,
+        Q: Hash + Eq + ?Sized,
     {
         let tick = self.next_tick();
-        let i = self.bucket(key).ok()?;
-        self.last = Some(i);
-        let slot = self.table.get_bucket_mut(i)?;
+        let slot = self.map.get_mut(key)?;
         slot.tick = tick;
         Some(&mut slot.value)
     }
@@ -186,80 +113,65 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     pub fn entry_or_insert_with<Q>(&mut self, key: &Q, make: impl FnOnce() -> V) -> &mut V
     where
         K: Borrow<Q>,
-        Q: SameKey + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let tick = self.next_tick();
-        let i = match self.bucket(key) {
-            Ok(i) => i,
-            Err(hash) => self.insert_new(hash, Slot { key: key.to_owned(), value: make(), tick }),
-        };
-        self.last = Some(i);
-        let slot = self.table.get_bucket_mut(i).expect("the bucket was just found or filled");
+        if !self.map.contains_key(key) {
+            if self.map.len() >= self.capacity {
+                self.evict();
+            }
+            self.map.insert(key.to_owned(), Slot { value: make(), tick });
+        }
+        let slot = self.map.get_mut(key).expect("the entry was just found or inserted");
         slot.tick = tick;
         &mut slot.value
-    }
-
-    /// Inserts a key known to be absent, evicting first when the map is full; its bucket.
-    fn insert_new(&mut self, hash: u64, slot: Slot<K, V>) -> usize {
-        if self.table.len() >= self.capacity {
-            self.evict();
-        }
-        let hasher = &self.hasher;
-        self.table.insert_unique(hash, slot, |s| hasher.hash_one(&s.key)).bucket_index()
     }
 
     /// Removes an entry.
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
-        Q: SameKey + ?Sized,
+        Q: Hash + Eq + ?Sized,
     {
-        let i = self.bucket(key).ok()?;
-        self.last = None;
-        let entry = self.table.get_bucket_entry(i).ok()?;
-        Some(entry.remove().0.value)
+        self.map.remove(key).map(|s| s.value)
     }
 
     /// Keeps only the entries for which `keep` is true (pruning idle state).
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
-        self.last = None;
-        self.table.retain(|s| keep(&s.key, &mut s.value));
+        self.map.retain(|k, s| keep(k, &mut s.value));
     }
 
     /// Iterates over all entries in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.table.iter().map(|s| (&s.key, &s.value))
+        self.map.iter().map(|(k, s)| (k, &s.value))
     }
 
     /// Drops the least recently used entries so that one more insert leaves the map at or below
     /// 63/64 of its capacity (at least one entry goes).
     fn evict(&mut self) {
         let target = (self.capacity - self.capacity / 64).saturating_sub(1);
-        let excess = self.table.len().saturating_sub(target).max(1).min(self.table.len());
+        let excess = self.map.len().saturating_sub(target).max(1).min(self.map.len());
         if excess == 0 {
             return;
         }
-        let mut ticks: Vec<u64> = self.table.iter().map(|s| s.tick).collect();
+        let mut ticks: Vec<u64> = self.map.values().map(|s| s.tick).collect();
         let (_, cutoff, _) = ticks.select_nth_unstable(excess - 1);
         let cutoff = *cutoff;
-        let before = self.table.len();
-        self.last = None;
-        self.table.retain(|s| s.tick > cutoff);
-        self.evicted += (before - self.table.len()) as u64;
+        let before = self.map.len();
+        self.map.retain(|_, s| s.tick > cutoff);
+        self.evicted += (before - self.map.len()) as u64;
     }
-}
 
-impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// All entries by reference, least recently used first: what a snapshot serializes, without
     /// copying the state.
     pub fn ordered_refs(&self) -> Vec<(&K, &V)> {
-        let mut all: Vec<&Slot<K, V>> = self.table.iter().collect();
-        all.sort_unstable_by_key(|s| s.tick);
-        all.into_iter().map(|s| (&s.key, &s.value)).collect()
+        let mut all: Vec<(&K, &Slot<V>)> = self.map.iter().collect();
+        all.sort_unstable_by_key(|(_, s)| s.tick);
+        all.into_iter().map(|(k, s)| (k, &s.value)).collect()
     }
 }
 
-impl<K: Hash + Eq + Clone + Ord, V: Clone> BoundedMap<K, V> {
+impl<K: Hash + Eq + Clone, V: Clone> BoundedMap<K, V> {
     /// All entries, least recently used first, for a snapshot.
     pub fn to_ordered(&self) -> Vec<(K, V)> {
         self.ordered_refs().into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -271,18 +183,9 @@ impl<K: Hash + Eq + Clone + Ord, V: Clone> BoundedMap<K, V> {
     pub fn from_ordered(capacity: usize, entries: Vec<(K, V)>) -> Self {
         let mut m = Self::new(capacity);
         let skip = entries.len().saturating_sub(m.capacity);
-        let hasher = m.hasher.clone();
-        m.table.reserve(entries.len() - skip, |s| hasher.hash_one(&s.key));
         for (key, value) in entries.into_iter().skip(skip) {
             let tick = m.next_tick();
-            let hash = m.hasher.hash_one(&key);
-            match m.table.find_mut(hash, |s| s.key == key) {
-                Some(s) => *s = Slot { key, value, tick },
-                None => {
-                    let hasher = &m.hasher;
-                    m.table.insert_unique(hash, Slot { key, value, tick }, |s| hasher.hash_one(&s.key));
-                }
-            }
+            m.map.insert(key, Slot { value, tick });
         }
         m
     }
@@ -318,10 +221,10 @@ mod tests {
         assert!(m.get(&0).is_none());
     }
 
-    /// The bucket of the entry touched last is only a shortcut: after removals, resizes,
-    /// evictions and clones, every lookup still answers for its own key, as a plain model does.
+    /// Against a plain model (a list, least recently used first): every lookup, removal and
+    /// eviction answers as the model does.
     #[test]
-    fn the_last_entry_shortcut_never_answers_for_another_key() {
+    fn behaves_like_a_least_recently_used_list() {
         let mut m: BoundedMap<String, u64> = BoundedMap::new(40);
         let mut model: Vec<(String, u64)> = Vec::new(); // least recently used first
         let mut seed = 0x9e37_79b9_u64;

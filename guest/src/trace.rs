@@ -3,14 +3,11 @@
 //! Each line is checked field by field so that a bad event is an error naming its line and
 //! field, never a silently dropped event. Events borrow their strings from the parsed line.
 
-use crate::error::PolicyError;
+use crate::error::{ErrorKind, PolicyError};
 use crate::group::Reply;
+use crate::input::MAX_VALUE_BYTES;
 use crate::json::{self, Json};
 use crate::tool_loop::{Outcome, ToolCall};
-
-/// Largest event line accepted, in bytes. Tool results can be big (a file read), but a line
-/// beyond this is refused instead of held in guest memory.
-pub const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Largest integer a JSON number carries exactly (2^53 − 1).
 const MAX_SAFE_INT: f64 = 9_007_199_254_740_991.0;
@@ -93,15 +90,16 @@ pub struct GroupMessage<'a> {
 
 /// Parses one line into JSON, with errors naming the line.
 pub fn parse_line(line: &str, n: u32) -> Result<Json<'_>, PolicyError> {
-    if line.len() > MAX_EVENT_BYTES {
+    if line.len() > MAX_VALUE_BYTES {
         return Err(PolicyError::new(
+            ErrorKind::TooLarge,
             format!("line {n}"),
-            format!("the event is {} bytes; events larger than {MAX_EVENT_BYTES} bytes are refused", line.len()),
+            format!("the event is {} bytes; events larger than {MAX_VALUE_BYTES} bytes are refused", line.len()),
         ));
     }
-    let v = json::parse(line).map_err(|e| PolicyError::new(format!("line {n}"), format!("not valid JSON: {e}")))?;
+    let v = json::parse(line).map_err(|e| PolicyError::input(format!("line {n}"), format!("not valid JSON: {e}")))?;
     if !v.is_object() {
-        return Err(PolicyError::new(format!("line {n}"), "an event must be a JSON object"));
+        return Err(PolicyError::input(format!("line {n}"), "an event must be a JSON object"));
     }
     Ok(v)
 }
@@ -173,7 +171,7 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn err(&self, field: &str, reason: impl Into<String>) -> PolicyError {
-        PolicyError::new(format!("line {}: {field}", self.n), reason)
+        PolicyError::input(format!("line {}: {field}", self.n), reason)
     }
 
     fn req_any(&self, field: &str) -> Result<&'a Json<'a>, PolicyError> {

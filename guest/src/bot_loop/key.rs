@@ -20,11 +20,7 @@ pub type KeyDigest = u128;
 /// The separator OpenClaw puts between key parts.
 const SEP: &str = "\u{1}";
 
-/// Compares two strings the way JavaScript's `<` does: by UTF-16 code units (one shared
-/// implementation with the canonical JSON key order). UTF-8 byte order agrees with it except
-/// between supplementary-plane characters and U+E000–U+FFFF, so a byte compare would misorder
-/// e.g. `"😀"` and `"\u{FF5E}"`.
-pub use crate::json::cmp_utf16;
+use crate::js::{cmp_utf16, js_trim};
 
 /// The pair's two ids as `(min, max)` in JavaScript order, or `None` for a self pair (spec §2.4
 /// steps 3 and 7): one comparison answers both.
@@ -82,51 +78,18 @@ pub fn sender_digest(sender: &str) -> u64 {
     digest64(sender)
 }
 
-/// Keys up to this long are joined on the stack and hashed in one call (real keys are a few ids
-/// of a few dozen bytes); longer ones stream into a hasher, with the same digest.
-const STACK_KEY_BYTES: usize = 256;
-/// One blake3 block: most keys fit, and a buffer this small is cleared with a few vector
-/// stores instead of a `memory.fill` call into the runtime.
-const SHORT_KEY_BYTES: usize = 64;
-
-/// The first 128 bits of blake3 over `ids` joined with [`SEP`]. Hashing a stack buffer in one
-/// call costs about half of what a streaming hasher fed part by part does for these short keys,
-/// and gives the same digest, so keys stay what earlier versions (and their snapshots) computed.
+/// The first 128 bits of blake3 over `ids` joined with [`SEP`] (the key text OpenClaw builds).
 fn digest128(ids: &[&str]) -> KeyDigest {
-    let len = ids.iter().map(|id| id.len()).sum::<usize>() + ids.len().saturating_sub(1);
-    let hash = if len <= SHORT_KEY_BYTES {
-        hash_joined::<SHORT_KEY_BYTES>(ids)
-    } else if len <= STACK_KEY_BYTES {
-        hash_joined::<STACK_KEY_BYTES>(ids)
-    } else {
-        let mut h = blake3::Hasher::new();
-        for (i, id) in ids.iter().enumerate() {
-            if i > 0 {
-                h.update(SEP.as_bytes());
-            }
-            h.update(id.as_bytes());
-        }
-        h.finalize()
-    };
-    let mut first = [0u8; 16];
-    first.copy_from_slice(&hash.as_bytes()[..16]);
-    u128::from_le_bytes(first)
-}
-
-/// blake3 of `ids` joined with [`SEP`] in an `N`-byte stack buffer; the caller checked that the
-/// joined key fits.
-fn hash_joined<const N: usize>(ids: &[&str]) -> blake3::Hash {
-    let mut buf = [0u8; N];
-    let mut at = 0;
+    let mut h = blake3::Hasher::new();
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
-            buf[at] = SEP.as_bytes()[0];
-            at += 1;
+            h.update(SEP.as_bytes());
         }
-        crate::bytes::copy_short(&mut buf[at..at + id.len()], id.as_bytes());
-        at += id.len();
+        h.update(id.as_bytes());
     }
-    blake3::hash(&buf[..at])
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    u128::from_le_bytes(first)
 }
 
 /// A 32-bit hash, never 0: 8-byte words folded in with a rotate, xor and odd multiply (each
@@ -160,35 +123,6 @@ fn digest64(text: &str) -> u64 {
     let mut first = [0u8; 8];
     first.copy_from_slice(&bytes.as_bytes()[..8]);
     u64::from_le_bytes(first)
-}
-
-/// JavaScript `String.prototype.trim`: strips WhiteSpace (TAB, VT, FF, SP, NBSP, U+FEFF and
-/// every `Zs` character) and LineTerminators (LF, CR, U+2028, U+2029). Unlike Rust's
-/// [`str::trim`] it strips U+FEFF and keeps U+0085 (NEL), which is not JS whitespace.
-pub fn js_trim(s: &str) -> &str {
-    // Nearly every id starts and ends with a visible ASCII character: nothing to trim.
-    let bytes = s.as_bytes();
-    if bytes.first().is_some_and(u8::is_ascii_graphic) && bytes.last().is_some_and(u8::is_ascii_graphic) {
-        return s;
-    }
-    s.trim_matches(is_js_whitespace)
-}
-
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
-    )
 }
 
 #[cfg(test)]
@@ -225,9 +159,9 @@ mod tests {
     }
 
     #[test]
-    fn long_keys_hash_like_short_ones() {
-        // Past the stack buffer the parts stream into a hasher: the digest is still blake3 of the
-        // joined text, whatever its length.
+    fn keys_are_blake3_of_the_joined_text() {
+        // Snapshots hold these digests: they must stay blake3 of the joined text, whatever its
+        // length.
         for n in [0, 1, 100, 250, 251, 252, 300, 5_000] {
             let long = "x".repeat(n);
             let joined = format!("s\u{1}c\u{1}{long}\u{1}z");
@@ -237,47 +171,9 @@ mod tests {
     }
 
     #[test]
-    fn every_id_length_hashes_the_exact_joined_text() {
-        // Ids of every length through the short-copy cases (1-3, 4-7, 8-16, 17-32, longer) and
-        // across the 64-byte buffer's edge, with bytes that differ position by position so that
-        // a misplaced overlapping copy would show.
-        let text: String = (0..80u8).map(|i| char::from(b'!' + i)).collect();
-        for n in 0..=text.len() {
-            for m in [0, 1, 7, 31] {
-                let (a, b) = (&text[..n], &text[text.len() - m..]);
-                let joined = format!("scope\u{1}conv\u{1}{a}\u{1}{b}");
-                let want = u128::from_le_bytes(blake3::hash(joined.as_bytes()).as_bytes()[..16].try_into().unwrap());
-                assert_eq!(ordered_pair_key("scope", "conv", (a, b)), want, "ids of {n} and {m} bytes");
-            }
-        }
-    }
-
-    #[test]
     fn keys_collide_exactly_like_the_joined_text() {
         // OpenClaw joins with U+0001, so ids containing it collide there too.
         assert_eq!(burst_key("a\u{1}b", "c", "r"), burst_key("a", "b\u{1}c", "r"));
-    }
-
-    #[test]
-    fn js_trim_strips_js_whitespace_only() {
-        let cases: &[(&str, &str)] = &[
-            ("  id ", "id"),
-            ("\t\n\u{B}\u{C}\r id \u{2028}\u{2029}", "id"),
-            ("\u{A0}\u{1680}\u{2000}\u{200A}\u{202F}\u{205F}\u{3000}id", "id"),
-            ("\u{FEFF}id\u{FEFF}", "id"),
-            ("\u{85}id\u{85}", "\u{85}id\u{85}"), // NEL is not JS whitespace
-            ("\u{180E}id", "\u{180E}id"),         // no longer Zs
-            ("i d", "i d"),
-            ("id", "id"),
-            ("a", "a"),
-            ("", ""),
-            ("id\u{3000}", "id"),
-            ("\u{A0}id", "id"),
-            ("é", "é"),
-        ];
-        for (input, want) in cases {
-            assert_eq!(js_trim(input), *want, "input {input:?}");
-        }
     }
 
     #[test]

@@ -33,7 +33,6 @@ pub mod burst;
 pub mod key;
 pub mod packed;
 pub mod pair;
-pub mod settings;
 mod snapshot;
 
 #[cfg(test)]
@@ -71,20 +70,7 @@ pub struct BotFacts<'a> {
     pub event_id: Option<&'a str>,
 }
 
-/// The resolved settings for one message (see [`settings::resolve`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PairSettings {
-    /// `defaultEnabled AND enabled`; false disables both budgets.
-    pub enabled: bool,
-    /// Events one unordered pair may exchange inside the window; ≤ 0 turns the guard off.
-    pub max_events_per_window: i64,
-    /// The sliding window (ms); ≤ 0 turns the guard off.
-    pub window_ms: i64,
-    /// The cooldown after either budget trips (ms); ≤ 0 turns the guard off.
-    pub cooldown_ms: i64,
-    /// The burst limit; `None` (or 0) leaves the burst budget off.
-    pub max_conversation_bot_events: Option<u32>,
-}
+pub use crate::config::bot::PairSettings;
 
 /// Which budget set the reported deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,11 +119,7 @@ impl BotGuard {
     /// Records one bot message and decides (spec §2.4 `recordAndCheck`, with §2.5 and stage D).
     pub fn record_and_check(&mut self, facts: &BotFacts, settings: &PairSettings) -> BotDecision {
         let ids_missing = [facts.scope, facts.conversation, facts.sender, facts.receiver].iter().any(|s| s.is_empty());
-        let bypass = !settings.enabled
-            || ids_missing
-            || settings.max_events_per_window <= 0
-            || settings.window_ms <= 0
-            || settings.cooldown_ms <= 0;
+        let bypass = !settings.enabled || ids_missing;
         // The pair's ids in key order, `None` for a self pair.
         let Some(ids) = key::ordered_pair(facts.sender, facts.receiver).filter(|_| !bypass) else {
             return BotDecision::Allow;
@@ -198,7 +180,7 @@ impl BotGuard {
 
 /// Spec §2.5: the burst deadline if the burst budget suppresses this event.
 fn record_burst(bursts: &mut CompactMap<BurstEntry>, facts: &BotFacts, settings: &PairSettings) -> Option<i64> {
-    let limit = settings.max_conversation_bot_events.filter(|&n| n > 0)?;
+    let limit = settings.max_conversation_bot_events?;
     let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
     let id = key::event_id_digest(facts.event_id);
     let event = BurstEvent { ts: facts.now_ms, sender: key::sender_digest(facts.sender), id };

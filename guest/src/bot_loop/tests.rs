@@ -230,9 +230,6 @@ fn bypasses_allow_and_record_nothing() {
         ("empty sender", on, ["s", "c", "", "b"]),
         ("empty receiver", on, ["s", "c", "a", ""]),
         ("self pair", on, ["s", "c", "a", "a"]),
-        ("max 0", settings(0, 60_000, 10_000, Some(1)), ["s", "c", "a", "b"]),
-        ("window 0", settings(1, 0, 10_000, Some(1)), ["s", "c", "a", "b"]),
-        ("cooldown negative", settings(1, 60_000, -1, Some(1)), ["s", "c", "a", "b"]),
     ];
     for (name, s, [scope, conversation, sender, receiver]) in cases {
         let mut guard = BotGuard::new(100);

@@ -1,10 +1,15 @@
 //! Channel `botLoopProtection` config: validation and the per-channel layering (spec/bot-loop.md
 //! §1, §4).
 //!
-//! Why precompute: the guard resolves settings for every bot message, so the layers each channel
-//! stacks (account over channel top level, rooms over that, Google Chat's `accounts.default`
-//! beneath non-default accounts) are merged once here, and [`BotLoopConfig::resolve`] is a few
-//! hash lookups and field picks, with no allocation for ASCII ids.
+//! Every `botLoopProtection` object is validated once, here, into a typed [`Layer`] (so the guard
+//! never looks at raw JSON). The layers each channel stacks (account over channel top level,
+//! rooms over that, Google Chat's `accounts.default` beneath non-default accounts) are merged as
+//! far as they can be before the room is known, so [`BotLoopConfig::resolve`] is a few lookups
+//! and field picks per message.
+//!
+//! OpenClaw's own resolver is tolerant (an invalid number is "unset" and falls through to
+//! `channels.defaults`; `0.5` floors to 0); validation rejects every such value, so on a valid
+//! document the typed resolution below gives OpenClaw's answer.
 //!
 //! ```
 //! use loopguard_policy::config::bot::BotLoopConfig;
@@ -22,8 +27,70 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
-use crate::bot_loop::settings::{merge, resolve, Layer};
-use crate::bot_loop::PairSettings;
+
+/// Built-in `maxEventsPerWindow`.
+pub const DEFAULT_MAX_EVENTS: i64 = 20;
+/// Built-in `windowSeconds`.
+pub const DEFAULT_WINDOW_SECONDS: i64 = 60;
+/// Built-in `cooldownSeconds`.
+pub const DEFAULT_COOLDOWN_SECONDS: i64 = 60;
+
+/// The resolved settings for one message: what the pair and burst budgets read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairSettings {
+    /// `defaultEnabled AND enabled`; false disables both budgets.
+    pub enabled: bool,
+    /// Events one unordered pair may exchange inside the window.
+    pub max_events_per_window: i64,
+    /// The sliding window (ms).
+    pub window_ms: i64,
+    /// The cooldown after either budget trips (ms).
+    pub cooldown_ms: i64,
+    /// The burst limit; `None` leaves the burst budget off.
+    pub max_conversation_bot_events: Option<u32>,
+}
+
+/// The five keys of one validated `botLoopProtection` object; `None` = not set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Layer {
+    /// `enabled`.
+    pub enabled: Option<bool>,
+    /// `maxEventsPerWindow` (≥ 1).
+    pub max_events: Option<i64>,
+    /// `windowSeconds` (≥ 1).
+    pub window_seconds: Option<i64>,
+    /// `cooldownSeconds` (≥ 1).
+    pub cooldown_seconds: Option<i64>,
+    /// `maxConversationBotEvents` (1..=500).
+    pub max_conversation_bot_events: Option<u32>,
+}
+
+impl Layer {
+    /// `mergePairLoopGuardConfig(broader, narrower)`: key by key, the narrower value wins unless
+    /// it is unset. An explicit `false` is kept.
+    pub fn under(&self, narrower: &Layer) -> Layer {
+        Layer {
+            enabled: narrower.enabled.or(self.enabled),
+            max_events: narrower.max_events.or(self.max_events),
+            window_seconds: narrower.window_seconds.or(self.window_seconds),
+            cooldown_seconds: narrower.cooldown_seconds.or(self.cooldown_seconds),
+            max_conversation_bot_events: narrower.max_conversation_bot_events.or(self.max_conversation_bot_events),
+        }
+    }
+
+    /// `resolvePairLoopGuardSettings` with `defaultEnabled` true: `self` is the merged narrow
+    /// layer, `defaults` is `channels.defaults.botLoopProtection`, then the built-ins.
+    pub fn resolve(&self, defaults: &Layer) -> PairSettings {
+        let l = defaults.under(self);
+        PairSettings {
+            enabled: l.enabled.unwrap_or(true),
+            max_events_per_window: l.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
+            window_ms: l.window_seconds.unwrap_or(DEFAULT_WINDOW_SECONDS).saturating_mul(1000),
+            cooldown_ms: l.cooldown_seconds.unwrap_or(DEFAULT_COOLDOWN_SECONDS).saturating_mul(1000),
+            max_conversation_bot_events: l.max_conversation_bot_events,
+        }
+    }
+}
 
 /// The keys a `botLoopProtection` object may have (zod `.strict()`).
 const KEYS: &[&str] =
@@ -57,7 +124,7 @@ struct ChannelLayers {
     accounts: HashMap<String, Layer>,
     /// The layer for an account that has no entry under `accounts`.
     unlisted_account: Layer,
-    /// Room entries (objects only), their `botLoopProtection` or [`Layer::EMPTY`].
+    /// Room entries (objects only), their `botLoopProtection` or an empty [`Layer`].
     rooms: HashMap<String, Layer>,
     /// Slack's `"*"` entry.
     wildcard: Option<Layer>,
@@ -77,11 +144,7 @@ pub struct BotLoopConfig {
 
 impl Default for BotLoopConfig {
     fn default() -> Self {
-        Self {
-            defaults: Layer::EMPTY,
-            channels: HashMap::new(),
-            unconfigured: resolve(&Layer::EMPTY, &Layer::EMPTY, true),
-        }
+        Self { defaults: Layer::default(), channels: HashMap::new(), unconfigured: Layer::default().resolve(&Layer::default()) }
     }
 }
 
@@ -108,7 +171,7 @@ impl BotLoopConfig {
                 cfg.channels.insert(name.clone(), layers);
             }
         }
-        cfg.unconfigured = resolve(&Layer::EMPTY, &cfg.defaults, true);
+        cfg.unconfigured = Layer::default().resolve(&cfg.defaults);
         Ok(cfg)
     }
 
@@ -122,12 +185,12 @@ impl BotLoopConfig {
         let config = match ch.rooms_kind {
             Rooms::None => *account_layer,
             Rooms::Groups => match ch.rooms.get(room) {
-                Some(room_layer) => merge(account_layer, room_layer),
+                Some(room_layer) => account_layer.under(room_layer),
                 None => *account_layer,
             },
-            Rooms::Slack => merge(account_layer, &ch.slack_room(room)),
+            Rooms::Slack => account_layer.under(&ch.slack_room(room)),
         };
-        resolve(&config, &self.defaults, true)
+        config.resolve(&self.defaults)
     }
 }
 
@@ -137,7 +200,7 @@ impl ChannelLayers {
     fn slack_room(&self, id: &str) -> Layer {
         let entry = self.rooms.get(id).copied().or_else(|| self.slack_variant(id));
         match (self.wildcard, entry) {
-            (Some(w), Some(e)) => merge(&w, &e),
+            (Some(w), Some(e)) => w.under(&e),
             (w, e) => e.or(w).unwrap_or_default(),
         }
     }
@@ -203,10 +266,10 @@ fn channel_layers(
         _ => None,
     };
     let stack = |id: &str, account: &Layer| match beneath {
-        Some(default) if id != "default" => merge(&default, &merge(top, account)),
-        _ => merge(top, account),
+        Some(default) if id != "default" => default.under(&top.under(account)),
+        _ => top.under(account),
     };
-    layers.unlisted_account = stack("", &Layer::EMPTY);
+    layers.unlisted_account = stack("", &Layer::default());
     for (id, layer) in &raw_accounts {
         layers.accounts.insert(id.clone(), stack(id, layer));
     }
@@ -247,12 +310,13 @@ fn layer_in(container: &Map<String, Value>, path: &str) -> Result<Option<Layer>,
     };
     let obj = as_object(value, &path)?;
     strict_keys(obj, &path, KEYS)?;
-    opt_bool(obj, &path, "enabled")?;
-    for key in ["maxEventsPerWindow", "windowSeconds", "cooldownSeconds"] {
-        opt_int(obj, &path, key, 1, i64::MAX)?;
-    }
-    opt_int(obj, &path, "maxConversationBotEvents", 1, MAX_BURST)?;
-    Ok(Some(Layer::from_object(obj)))
+    Ok(Some(Layer {
+        enabled: opt_bool(obj, &path, "enabled")?,
+        max_events: opt_int(obj, &path, "maxEventsPerWindow", 1, i64::MAX)?,
+        window_seconds: opt_int(obj, &path, "windowSeconds", 1, i64::MAX)?,
+        cooldown_seconds: opt_int(obj, &path, "cooldownSeconds", 1, i64::MAX)?,
+        max_conversation_bot_events: opt_int(obj, &path, "maxConversationBotEvents", 1, MAX_BURST)?.map(|n| n as u32),
+    }))
 }
 
 fn optional_object<'a>(

@@ -39,7 +39,8 @@ impl Limits {
     pub fn parse(doc: &Value) -> Result<Self, ConfigError> {
         let mut limits = Self::default();
         let Some(obj) = object_at(doc, &[PATH])? else { return Ok(limits) };
-        strict_keys(obj, PATH, &["maxSessions", "maxPairs", "maxGroupThreads", "sendTools"])?;
+        // `compat` is read by `profile::select`.
+        strict_keys(obj, PATH, &["maxSessions", "maxPairs", "maxGroupThreads", "sendTools", "compat"])?;
         let cap = |key: &str, default: usize| -> Result<usize, ConfigError> {
             Ok(opt_int(obj, PATH, key, 1, 100_000_000)?.map_or(default, |n| n as usize))
         };

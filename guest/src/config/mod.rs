@@ -14,6 +14,7 @@ mod error;
 pub mod bot;
 pub mod group;
 pub mod limits;
+pub mod profile;
 pub mod tool;
 
 pub use error::{type_name, ConfigError};
@@ -27,7 +28,7 @@ const MAX_CONFIG_DEPTH: usize = 64;
 pub const MAX_CONFIG_BYTES: usize = 4 * 1024 * 1024;
 
 /// Everything the policy reads from the config document.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// `tools.loopDetection` and the per-agent overrides.
     pub tools: tool::ToolLoopConfig,
@@ -37,6 +38,8 @@ pub struct Config {
     pub group: group::GroupConfig,
     /// loopguard's own caps and lists.
     pub limits: Limits,
+    /// The compatibility profile (`loopguard.compat`).
+    pub profile: &'static profile::Profile,
 }
 
 impl Config {
@@ -63,8 +66,10 @@ impl Config {
         if !doc.is_object() {
             return Err(ConfigError::new("config", format!("the document must be an object, not {}", type_name(doc))));
         }
+        let profile = profile::select(doc)?;
         Ok(Self {
-            tools: tool::ToolLoopConfig::parse(doc)?,
+            profile,
+            tools: tool::ToolLoopConfig::parse(doc, profile)?,
             bot: bot::BotLoopConfig::parse(doc)?,
             group: group::GroupConfig::parse(doc)?,
             limits: Limits::parse(doc)?,

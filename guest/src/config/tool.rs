@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 
+use super::profile::{Profile, ToolTexts, DOCUMENTED};
 use super::{object_at, strict_keys, type_name, ConfigError};
-use crate::digest::js_trim;
+use crate::js::js_trim;
 use serde_json::{Map, Value};
 
 /// Settings the detectors use, fully resolved for one agent.
@@ -36,11 +37,13 @@ pub struct LoopSettings {
     pub ping_pong: bool,
     /// `postCompactionGuard.windowSize`.
     pub window_size: u32,
+    /// The texts of the compatibility profile.
+    pub texts: &'static ToolTexts,
 }
 
 impl Default for LoopSettings {
     fn default() -> Self {
-        resolve(None)
+        resolve(None, &DOCUMENTED)
     }
 }
 
@@ -53,8 +56,9 @@ pub struct ToolLoopConfig {
 }
 
 impl ToolLoopConfig {
-    /// Validates `tools.loopDetection` and `agents.list[].tools.loopDetection`.
-    pub fn parse(doc: &Value) -> Result<Self, ConfigError> {
+    /// Validates `tools.loopDetection` and `agents.list[].tools.loopDetection`, resolved under
+    /// `profile`.
+    pub fn parse(doc: &Value, profile: &'static Profile) -> Result<Self, ConfigError> {
         let global = object_at(doc, &["tools", "loopDetection"])?;
         if let Some(g) = global {
             validate(g, "tools.loopDetection")?;
@@ -100,9 +104,9 @@ impl ToolLoopConfig {
             }
             // The first entry whose normalized id matches is the one OpenClaw selects.
             let key = normalize_agent_id(id);
-            agents.entry(key).or_insert_with(|| resolve(Some(&merge(global, block))));
+            agents.entry(key).or_insert_with(|| resolve(Some(&merge(global, block)), profile));
         }
-        Ok(Self { global: resolve(global), agents })
+        Ok(Self { global: resolve(global, profile), agents })
     }
 
     /// The settings for a call from `agent` (absent or `""` → the global block alone).
@@ -221,8 +225,8 @@ pub fn as_positive_int(v: Option<&Value>, fallback: u32) -> u32 {
     }
 }
 
-/// Runtime resolution of a (merged) block, with the ordering clamp.
-pub fn resolve(block: Option<&Map<String, Value>>) -> LoopSettings {
+/// Runtime resolution of a (merged) block under `profile`, with the ordering clamp.
+pub fn resolve(block: Option<&Map<String, Value>>, profile: &'static Profile) -> LoopSettings {
     let empty = Map::new();
     let b = block.unwrap_or(&empty);
     let get = |k: &str| b.get(k);
@@ -248,6 +252,7 @@ pub fn resolve(block: Option<&Map<String, Value>>) -> LoopSettings {
         known_poll: flag("knownPollNoProgress"),
         ping_pong: flag("pingPong"),
         window_size: as_positive_int(sub("postCompactionGuard", "windowSize"), 3),
+        texts: &profile.texts,
     }
 }
 
@@ -284,5 +289,4 @@ pub fn normalize_agent_id(id: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "tool_tests.rs"]
 mod tests;

@@ -6,7 +6,8 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::digest::{js_trim, name_id, same, Digest};
+use crate::digest::{name_id, Digest};
+use crate::js::js_trim;
 
 /// One call (and, once known, its outcome).
 ///
@@ -145,7 +146,7 @@ impl History {
         let open = self.records[self.head..].iter_mut().rev().find(|r| {
             r.result.is_none()
                 && r.run == run
-                && same(&r.args, &args)
+                && r.args == args
                 && r.tool == tool
                 && call_id.is_none_or(|id| r.call_id.as_deref() == Some(id))
         });

@@ -9,32 +9,33 @@
 //!
 //! ## How
 //! - [`outcome`] hashes what a tool returned, per tool family, so volatile fields do not hide a
-//!   loop; [`history`] keeps the records; one file per detector ([`unknown_tool`],
-//!   [`no_progress`], [`ping_pong`]) and [`detect`] runs them in OpenClaw's order.
-//! - [`warnings`] de-duplicates warnings in buckets of ten; [`compaction`] is the guard that
+//!   loop; [`history`] keeps the records of one session.
+//! - One file per detector, each `check(&Scope, &LoopSettings) -> Option<Finding>` over the
+//!   session's history, run in OpenClaw's order by [`Session::check`]: [`unknown_tool`],
+//!   [`circuit_breaker`], [`known_poll`], [`ping_pong`], [`generic_repeat`]. Three of them read
+//!   the same [`no_progress`] streak, which [`Scope`] computes once.
+//! - [`warnings`] de-duplicates warnings in buckets of ten; [`post_compaction`] is the guard that
 //!   watches the first outcomes after a context compaction.
-//! - [`Session`] ties them together for one session: `check` before a call, `outcome` after it.
 
-pub mod compaction;
-pub mod detect;
+pub mod circuit_breaker;
+pub mod generic_repeat;
 pub mod history;
-pub mod memo;
+pub mod known_poll;
 pub mod no_progress;
 pub mod outcome;
 pub mod ping_pong;
+pub mod post_compaction;
 pub mod unknown_tool;
 pub mod warnings;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::tool::LoopSettings;
-use crate::digest::{args_digest, Digest};
+use crate::digest::{args_digest, name_id, Digest};
 use crate::json::Json;
-use compaction::CompactionGuard;
-pub use detect::Detector;
-use history::History;
-pub use memo::CallFacts;
+use history::{History, Record};
 pub use outcome::{HashedOutcome, Outcome};
+use post_compaction::CompactionGuard;
 use warnings::WarningBuckets;
 
 /// Post-compaction guards kept per session (one per run; the least recently used goes first).
@@ -57,26 +58,34 @@ pub struct ToolCall<'a> {
     pub call_id: Option<&'a str>,
 }
 
-/// A tool call without its arguments: what the hooks pass besides the args, whose
-/// [`CallFacts`] are computed (or recalled) separately.
-#[derive(Debug, Clone, Copy)]
-pub struct CallRef<'a> {
-    /// The session key.
-    pub session: &'a str,
-    /// The tool name.
-    pub tool: &'a str,
-    /// The run id, exactly as passed.
-    pub run: Option<&'a str>,
-    /// The agent id.
-    pub agent: Option<&'a str>,
-    /// The provider's tool-call id.
-    pub call_id: Option<&'a str>,
+/// The detector that warned, blocked or aborted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detector {
+    /// [`generic_repeat`].
+    GenericRepeat,
+    /// [`known_poll`].
+    KnownPollNoProgress,
+    /// [`ping_pong`].
+    PingPong,
+    /// [`unknown_tool`].
+    UnknownToolRepeat,
+    /// [`circuit_breaker`].
+    GlobalCircuitBreaker,
+    /// [`post_compaction`].
+    CompactionLoopPersisted,
 }
 
-impl<'a> ToolCall<'a> {
-    /// The call without its arguments.
-    pub fn meta(&self) -> CallRef<'a> {
-        CallRef { session: self.session, tool: self.tool, run: self.run, agent: self.agent, call_id: self.call_id }
+impl Detector {
+    /// The name used in decisions and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Detector::GenericRepeat => "generic_repeat",
+            Detector::KnownPollNoProgress => "known_poll_no_progress",
+            Detector::PingPong => "ping_pong",
+            Detector::UnknownToolRepeat => "unknown_tool_repeat",
+            Detector::GlobalCircuitBreaker => "global_circuit_breaker",
+            Detector::CompactionLoopPersisted => "compaction_loop_persisted",
+        }
     }
 }
 
@@ -106,11 +115,6 @@ pub struct ToolVerdict {
     pub notify: bool,
 }
 
-impl ToolVerdict {
-    const ALLOW: ToolVerdict =
-        ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false };
-}
-
 /// What happened to an outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutcomeVerdict {
@@ -136,6 +140,80 @@ pub enum CompactionVerdict {
     Disabled,
 }
 
+/// A detector's finding before warning de-duplication.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// True for a block, false for a warning.
+    pub critical: bool,
+    /// Which detector.
+    pub detector: Detector,
+    /// Its count.
+    pub count: u32,
+    /// The exact message.
+    pub message: String,
+    /// The warning key (without the run prefix), for bucketing; only set on warnings.
+    pub warning_key: Option<Digest>,
+}
+
+impl Finding {
+    /// A block.
+    pub fn block(detector: Detector, count: u32, message: String) -> Self {
+        Finding { critical: true, detector, count, message, warning_key: None }
+    }
+
+    /// A warning under `key`.
+    pub fn warn(detector: Detector, count: u32, key: Digest, message: String) -> Self {
+        Finding { critical: false, detector, count, message, warning_key: Some(key) }
+    }
+}
+
+/// Everything the detectors know about the current call: its fingerprint, the records of its
+/// run, and the no-progress streak three of them share.
+pub struct Scope<'h> {
+    /// The tool name, for messages.
+    pub tool: &'h str,
+    /// [`name_id`] of the tool name.
+    pub tool_id: u64,
+    /// `argsHash` of the call.
+    pub args: Digest,
+    /// `command_status`, or `process` with action `poll` or `log`.
+    pub known_poll: bool,
+    /// The records of the call's run, oldest first.
+    pub records: Vec<&'h Record>,
+    /// The no-progress streak of this call.
+    pub streak: no_progress::Streak,
+}
+
+/// The fingerprint of a call: computed once per check and once per outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFacts {
+    /// `argsHash`: tool name + canonical params (`update_plan` reduced to its shape).
+    pub args: Digest,
+    /// The params' string `action`, if any (what `process` and `message` outcomes look at).
+    pub action: Option<String>,
+    /// [`name_id`] of the tool name.
+    pub tool_id: u64,
+    /// Run scope: [`name_id`] of the normalized run id.
+    pub run: Option<u64>,
+}
+
+impl CallFacts {
+    /// The facts of `call`.
+    pub fn of(call: &ToolCall<'_>) -> Self {
+        let args = if call.tool == "update_plan" {
+            args_digest(call.tool, &outcome::plan_shape(call.args))
+        } else {
+            args_digest(call.tool, call.args)
+        };
+        CallFacts {
+            args,
+            action: call.args.get("action").and_then(Json::as_str).map(str::to_string),
+            tool_id: name_id(call.tool),
+            run: history::run_scope(call.run),
+        }
+    }
+}
+
 /// All tool-loop state of one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Session {
@@ -145,56 +223,66 @@ pub struct Session {
     guards: Vec<(Box<str>, CompactionGuard)>,
 }
 
-/// `argsHash` of a call, with `update_plan` params reduced to their shape.
-pub(crate) fn call_digest(tool: &str, params: &Json<'_>) -> Digest {
-    if tool == "update_plan" {
-        args_digest(tool, &outcome::plan_shape(params))
-    } else {
-        args_digest(tool, params)
-    }
-}
-
 impl Session {
     /// The history (for tests and stats).
     pub fn history(&self) -> &History {
         &self.history
     }
 
-    /// Checks a call before it runs and records it unless it is blocked or the guard is
-    /// explicitly disabled.
-    pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
-        self.check_facts(&call.meta(), &memo::facts(call.tool, call.args, call.run), s)
+    /// Post-compaction guards held (at most [`MAX_GUARDS_PER_SESSION`]).
+    pub fn guard_count(&self) -> usize {
+        self.guards.len()
     }
 
-    /// [`Session::check`] with the call's facts already computed (see [`memo`]).
-    pub fn check_facts(&mut self, call: &CallRef<'_>, f: &CallFacts, s: &LoopSettings) -> ToolVerdict {
-        let known_poll = detect::is_known_poll(call.tool, f.action.as_deref());
-        let verdict = match detect::detect(&self.history, call.tool, f.tool_id, &f.args, known_poll, f.run, s) {
-            Some(stuck) if stuck.critical => {
-                return ToolVerdict {
-                    action: ToolAction::Block,
-                    detector: Some(stuck.detector),
-                    count: stuck.count,
-                    message: Some(stuck.message),
-                    notify: false,
-                };
-            }
-            Some(stuck) => {
-                let notify = stuck.warning_key.is_some_and(|k| self.warnings.should_emit(&k, call.run, stuck.count));
+    /// Checks a call before it runs, and records it unless it is blocked or the guard is
+    /// explicitly disabled.
+    pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
+        let facts = CallFacts::of(call);
+        let verdict = match self.detect(call, &facts, s) {
+            None => ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false },
+            Some(f) if f.critical => ToolVerdict {
+                action: ToolAction::Block,
+                detector: Some(f.detector),
+                count: f.count,
+                message: Some(f.message),
+                notify: false,
+            },
+            Some(f) => {
+                let notify = f.warning_key.is_some_and(|k| self.warnings.should_emit(&k, call.run, f.count));
                 ToolVerdict {
                     action: ToolAction::Warn,
-                    detector: Some(stuck.detector),
-                    count: stuck.count,
-                    message: Some(stuck.message),
+                    detector: Some(f.detector),
+                    count: f.count,
+                    message: Some(f.message),
                     notify,
                 }
             }
-            None => ToolVerdict::ALLOW,
         };
+        if verdict.action == ToolAction::Block {
+            return verdict;
+        }
         if s.enabled != Some(false) {
-            self.history.record_call(f.tool_id, f.args, call.call_id, f.run, s.history_size);
+            self.history.record_call(facts.tool_id, facts.args, call.call_id, facts.run, s.history_size);
         }
         verdict
+    }
+
+    /// `detectToolCallLoop`: the detectors in OpenClaw's order. The order matters: a missing
+    /// tool is reported as such even when its outcomes also repeat, and the global circuit
+    /// breaker applies to every tool whatever the detector switches say.
+    fn detect(&self, call: &ToolCall<'_>, facts: &CallFacts, s: &LoopSettings) -> Option<Finding> {
+        if s.enabled != Some(true) {
+            return None;
+        }
+        let records: Vec<&Record> = self.history.scoped(facts.run).collect();
+        let streak = no_progress::streak(&records, &facts.args);
+        let known_poll = known_poll::is_known_poll(call.tool, facts.action.as_deref());
+        let scope = Scope { tool: call.tool, tool_id: facts.tool_id, args: facts.args, known_poll, records, streak };
+        unknown_tool::check(&scope, s)
+            .or_else(|| circuit_breaker::check(&scope, s))
+            .or_else(|| known_poll::check(&scope, s))
+            .or_else(|| ping_pong::check(&scope, s))
+            .or_else(|| generic_repeat::check(&scope, s))
     }
 
     /// Records an outcome (whatever `enabled` says) and feeds the post-compaction guard.
@@ -205,43 +293,20 @@ impl Session {
         s: &LoopSettings,
         send_tools: &[String],
     ) -> OutcomeVerdict {
-        self.outcome_facts(&call.meta(), &memo::facts(call.tool, call.args, call.run), outcome, s, send_tools)
-    }
-
-    /// [`Session::outcome`] with the call's facts already computed (see [`memo`]).
-    pub fn outcome_facts(
-        &mut self,
-        call: &CallRef<'_>,
-        f: &CallFacts,
-        outcome: Outcome<'_>,
-        s: &LoopSettings,
-        send_tools: &[String],
-    ) -> OutcomeVerdict {
-        let hashed = outcome::hash_outcome(call.tool, f.action.as_deref(), outcome, send_tools);
-        self.record_hashed(call, f, hashed, s)
-    }
-
-    /// Records an outcome already hashed (`None`: nothing to record, see [`outcome::hash_outcome`]).
-    pub fn record_hashed(
-        &mut self,
-        call: &CallRef<'_>,
-        f: &CallFacts,
-        hashed: Option<HashedOutcome>,
-        s: &LoopSettings,
-    ) -> OutcomeVerdict {
-        let Some(hashed) = hashed else {
+        let facts = CallFacts::of(call);
+        let Some(hashed) = outcome::hash_outcome(call.tool, facts.action.as_deref(), outcome, send_tools) else {
             return OutcomeVerdict::Ignored;
         };
         self.history.record_outcome(
-            f.tool_id,
-            f.args,
+            facts.tool_id,
+            facts.args,
             call.call_id,
-            f.run,
+            facts.run,
             hashed.digest,
             hashed.unknown_tool.as_deref(),
             s.history_size,
         );
-        match self.guard(call.run, s).observe(call.tool, f.args, hashed.digest) {
+        match self.guard(call.run, s).observe(call.tool, facts.args, hashed.digest, s.texts) {
             Some(abort) => OutcomeVerdict::Abort { count: abort.count, message: abort.message },
             None => OutcomeVerdict::Recorded,
         }
@@ -261,8 +326,6 @@ impl Session {
     fn guard(&mut self, run: Option<&str>, s: &LoopSettings) -> &mut CompactionGuard {
         let key = run.unwrap_or("");
         match self.guards.iter().position(|(r, _)| &**r == key) {
-            // Already the most recent (the usual case: one run at a time): nothing to move.
-            Some(i) if i + 1 == self.guards.len() => {}
             Some(i) => {
                 let g = self.guards.remove(i);
                 self.guards.push(g);
@@ -279,7 +342,3 @@ impl Session {
         &mut self.guards[last].1
     }
 }
-
-#[cfg(test)]
-#[path = "tests.rs"]
-mod tests;

@@ -4,9 +4,10 @@
 //! equality is too strict: exec results carry durations and pids, message sends carry fresh
 //! message ids. So each tool family hashes only the part of its outcome that shows progress.
 
-use crate::canonical_text::CanonicalText;
-use crate::digest::{digest_of, js_trim, tag, write_canonical, write_string, write_text, Digest, Hasher, Sink};
-use crate::json::{Json, Text};
+use crate::canonical::{canonical, write_canonical, write_number, write_string, Sink};
+use crate::digest::{tag, Digest, Hasher};
+use crate::js::js_trim;
+use crate::json::{Json, Str};
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy)]
@@ -74,7 +75,7 @@ pub fn hash_outcome(
     let result = match outcome {
         Outcome::Error(err) => {
             let text = format_error(err);
-            let unknown_tool = extract_unknown_tool_name(&text);
+            let unknown_tool = super::unknown_tool::extract_unknown_tool_name(&text);
             let mut h = Hasher::new(tag::ERROR);
             write_string(&text, &mut h);
             return Some(HashedOutcome { digest: h.finish(), unknown_tool });
@@ -119,37 +120,6 @@ pub fn hash_outcome(
     done(h)
 }
 
-/// [`hash_outcome`] of a result given as JSON text, hashed straight from the text when the
-/// default rule applies (step 8, or step 2 for a result that is not an object) and the text is
-/// in the common case of [`CanonicalText::write_result`]. `None` sends the caller to the tree
-/// path: `update_plan`, `process` polls and logs, message sends, a `details` that may hold a
-/// `status` (exec outcomes and the loop veto read it), and any text the writer gives up on,
-/// malformed JSON included.
-///
-/// Why: reading a result of a few hundred bytes into a tree, only to write most of it back out
-/// for the hash, was the largest part of recording an outcome.
-pub fn hash_result_text(
-    tool: &str,
-    action: Option<&str>,
-    text: &str,
-    send_tools: &[String],
-    w: &mut CanonicalText,
-) -> Option<HashedOutcome> {
-    let has_shape = match tool {
-        "update_plan" => true,
-        "process" => matches!(action, Some("poll" | "log")),
-        _ => is_send(tool, action, send_tools),
-    };
-    if has_shape {
-        return None;
-    }
-    let written = w.write_result_after(&[&[tag::RESULT]], text)?;
-    if written.status {
-        return None;
-    }
-    Some(HashedOutcome { digest: digest_of(written.prefixed), unknown_tool: None })
-}
-
 /// Writes a canonical object member by member; callers give keys in sorted order.
 struct ObjWriter<'h> {
     h: &'h mut Hasher,
@@ -190,20 +160,13 @@ impl<'h> ObjWriter<'h> {
     }
 }
 
-/// Writes [`content_text`] as a JSON string. The usual result has one text entry with nothing to
-/// trim: its literal is written as read, with no copy.
+/// Writes [`content_text`] as a JSON string.
 fn write_content_text(result: &Json<'_>, h: &mut Hasher) {
-    let mut texts = content_texts(result);
-    if let (Some(only), None) = (texts.next(), texts.next()) {
-        if only.is_js_trimmed() {
-            return write_text(only, h);
-        }
-    }
     write_string(&content_text(result), h)
 }
 
 /// The `text` of `content[]` entries that have a string `type` and a string `text`.
-fn content_texts<'r, 'a>(result: &'r Json<'a>) -> impl Iterator<Item = &'r Text<'a>> {
+fn content_texts<'r, 'a>(result: &'r Json<'a>) -> impl Iterator<Item = &'r Str<'a>> {
     let items = match result.get("content") {
         Some(Json::Arr(items)) => &items[..],
         _ => &[],
@@ -339,12 +302,12 @@ pub fn plan_shape<'a>(v: &Json<'a>) -> Json<'a> {
         return v.clone();
     }
     let blank = |x: Option<&Json<'_>>| x.and_then(Json::as_str).is_none_or(|s| js_trim(s).is_empty());
-    let plan: &[Json<'_>] = match v.get("plan") {
+    let plan: &[Json<'a>] = match v.get("plan") {
         Some(Json::Arr(items)) => items,
         _ => &[],
     };
-    let status = |e: &Json<'_>| match e.get("status") {
-        Some(Json::Str(s)) => Json::Str(Text::from(s.to_string())),
+    let status = |e: &Json<'a>| match e.get("status") {
+        Some(Json::Str(s)) => Json::Str(s.clone()),
         _ => Json::Null,
     };
     let statuses = plan.iter().map(status).collect();
@@ -366,79 +329,9 @@ pub fn format_error(err: &Json<'_>) -> String {
         Json::Bool(b) => b.to_string(),
         Json::Num(n) => {
             let mut s = String::new();
-            crate::digest::write_number(*n, &mut s);
+            write_number(*n, &mut s);
             s
         }
-        other => crate::digest::canonical(other),
+        other => canonical(other),
     }
 }
-
-/// `extractUnknownToolName`: the first match of `unknown tool[:\s]+["']?([a-z0-9_.-]+)` or else
-/// `tool\s+["']?([a-z0-9_.-]+)["']?\s+(?:not found|is not available)`, case-insensitive,
-/// lowercased.
-pub fn extract_unknown_tool_name(error_text: &str) -> Option<String> {
-    let t = js_trim(error_text);
-    if t.is_empty() {
-        return None;
-    }
-    first_match(t, "unknown tool", unknown_tool_tail).or_else(|| first_match(t, "tool", not_found_tail))
-}
-
-/// Tries `tail` after every case-insensitive occurrence of `lead`, leftmost first.
-fn first_match(t: &str, lead: &str, tail: fn(&str) -> Option<&str>) -> Option<String> {
-    let lower = t.to_ascii_lowercase(); // ASCII-only folding keeps byte offsets
-    let mut from = 0;
-    while let Some(pos) = lower[from..].find(lead) {
-        let at = from + pos;
-        if let Some(name) = tail(&t[at + lead.len()..]) {
-            return Some(name.to_ascii_lowercase());
-        }
-        from = at + 1;
-        while !lower.is_char_boundary(from) {
-            from += 1;
-        }
-    }
-    None
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
-}
-
-fn skip_quote(s: &str) -> &str {
-    s.strip_prefix(['"', '\'']).unwrap_or(s)
-}
-
-fn take_name(s: &str) -> Option<(&str, &str)> {
-    let end = s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
-    (end > 0).then(|| s.split_at(end))
-}
-
-/// `[:\s]+["']?([a-z0-9_.-]+)`.
-fn unknown_tool_tail(s: &str) -> Option<&str> {
-    let rest = s.trim_start_matches(|c: char| c == ':' || crate::digest::is_js_space(c));
-    if rest.len() == s.len() {
-        return None;
-    }
-    take_name(skip_quote(rest)).map(|(name, _)| name)
-}
-
-/// `\s+["']?([a-z0-9_.-]+)["']?\s+(?:not found|is not available)`.
-fn not_found_tail(s: &str) -> Option<&str> {
-    let rest = s.trim_start_matches(crate::digest::is_js_space);
-    if rest.len() == s.len() {
-        return None;
-    }
-    let (name, after) = take_name(skip_quote(rest))?;
-    let after = skip_quote(after);
-    let spaced = after.trim_start_matches(crate::digest::is_js_space);
-    if spaced.len() == after.len() {
-        return None;
-    }
-    let head = spaced.get(..16).unwrap_or(spaced).to_ascii_lowercase();
-    (head.starts_with("not found") || head.starts_with("is not available")).then_some(name)
-}
-
-#[cfg(test)]
-#[path = "outcome_tests.rs"]
-mod tests;

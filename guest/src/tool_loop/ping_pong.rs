@@ -1,11 +1,17 @@
-//! Ping-pong: the agent alternates between two calls (read a file, list a dir, read, list…).
+//! `ping_pong`: the agent alternates between two calls (read a file, list a dir, read, list…).
 //!
 //! Each call alone looks harmless, so the generic repeat count never gets high; the pattern is
 //! the alternation itself. Warning needs only the pattern; blocking also needs evidence that
 //! neither side is making progress (each side always returned the same outcome).
+//!
+//! Settings: `warningThreshold`, `criticalThreshold`, `detectors.pingPong`. State: the session's
+//! history.
 
 use super::history::Record;
-use crate::digest::{same, Digest};
+use super::{Detector, Finding, Scope};
+use crate::config::profile::render;
+use crate::config::tool::LoopSettings;
+use crate::digest::{key_digest, tag, Digest};
 
 /// The ping-pong count and its facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,31 +26,45 @@ pub struct PingPong {
 
 const NONE: PingPong = PingPong { count: 0, paired: None, no_progress_evidence: false };
 
-/// `getPingPongStreak(history, current argsHash)`.
-pub fn streak<'a>(scoped: impl DoubleEndedIterator<Item = &'a Record> + Clone, current: &Digest) -> PingPong {
-    let mut newest = scoped.clone().rev();
-    let Some(last) = newest.next() else { return NONE };
-    let Some(other) = newest.find(|r| !same(&r.args, &last.args)) else { return NONE };
-    let tail = scoped
-        .clone()
-        .rev()
-        .enumerate()
-        .take_while(|(k, r)| same(&r.args, if k % 2 == 0 { &last.args } else { &other.args }))
-        .count();
-    if tail < 2 || !same(current, &other.args) {
+/// Checks the call; `None` when this detector has nothing to say.
+pub fn check(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {
+    if !s.ping_pong {
+        return None;
+    }
+    let pp = streak(&scope.records, &scope.args);
+    let values = [("n", pp.count.to_string())];
+    let values: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    if pp.count >= s.critical && pp.no_progress_evidence {
+        return Some(Finding::block(Detector::PingPong, pp.count, render(s.texts.ping_pong_critical, &values)));
+    }
+    if pp.count >= s.warning {
+        let key = warning_key(&scope.args, pp.paired);
+        return Some(Finding::warn(Detector::PingPong, pp.count, key, render(s.texts.ping_pong_warning, &values)));
+    }
+    None
+}
+
+/// `getPingPongStreak(history, current argsHash)` over the scoped records (oldest first).
+pub fn streak(records: &[&Record], current: &Digest) -> PingPong {
+    let newest = records.iter().rev();
+    let Some(last) = newest.clone().next() else { return NONE };
+    let Some(other) = newest.clone().find(|r| r.args != last.args) else { return NONE };
+    let side = |k: usize| if k % 2 == 0 { &last.args } else { &other.args };
+    let tail = newest.clone().enumerate().take_while(|(k, r)| r.args == *side(*k)).count();
+    if tail < 2 || *current != other.args {
         return NONE;
     }
     let (mut a, mut b): (Option<Digest>, Option<Digest>) = (None, None);
     let mut evidence = true;
-    for r in scoped.rev().take(tail) {
+    for r in newest.take(tail) {
         let Some(result) = r.result else {
             evidence = false;
             break;
         };
-        let side = if same(&r.args, &last.args) { &mut a } else { &mut b };
-        match side {
-            None => *side = Some(result),
-            Some(s) if !same(s, &result) => {
+        let seen = if r.args == last.args { &mut a } else { &mut b };
+        match seen {
+            None => *seen = Some(result),
+            Some(s) if *s != result => {
                 evidence = false;
                 break;
             }
@@ -58,44 +78,53 @@ pub fn streak<'a>(scoped: impl DoubleEndedIterator<Item = &'a Record> + Clone, c
     }
 }
 
+/// `pingpong:<sorted(cur, paired) joined with "|">`: the same key from either side.
+fn warning_key(args: &Digest, paired: Option<Digest>) -> Digest {
+    match paired {
+        Some(p) => {
+            let (lo, hi) = if p < *args { (p, *args) } else { (*args, p) };
+            key_digest(tag::WARN_KEY, &[b"pingpong", &lo, &hi])
+        }
+        None => key_digest(tag::WARN_KEY, &[b"pingpong-single", args]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tool_loop::history::test_record as rec;
 
+    fn of(h: &[Record], current: u8) -> PingPong {
+        streak(&h.iter().collect::<Vec<_>>(), &[current; 16])
+    }
+
     #[test]
     fn count_is_tail_plus_one_when_current_continues_the_pattern() {
         // History A B A B (newest B); the current call A continues it: tail 4, count 5.
         let h = [rec(1, Some(8)), rec(2, Some(9)), rec(1, Some(8)), rec(2, Some(9))];
-        let p = streak(h.iter(), &[1; 16]);
-        assert_eq!(p, PingPong { count: 5, paired: Some([2; 16]), no_progress_evidence: true });
+        assert_eq!(of(&h, 1), PingPong { count: 5, paired: Some([2; 16]), no_progress_evidence: true });
         // The current call B repeats the newest: not a continuation.
-        assert_eq!(streak(h.iter(), &[2; 16]).count, 0);
+        assert_eq!(of(&h, 2).count, 0);
     }
 
     #[test]
     fn tail_stops_where_the_alternation_breaks() {
         let h = [rec(3, Some(1)), rec(3, Some(1)), rec(1, Some(8)), rec(2, Some(9))];
-        assert_eq!(streak(h.iter(), &[1; 16]).count, 3);
+        assert_eq!(of(&h, 1).count, 3);
     }
 
     #[test]
     fn tail_below_two_is_nothing() {
-        let h = [rec(1, Some(8))];
-        assert_eq!(streak(h.iter(), &[2; 16]).count, 0);
-        let h = [rec(1, Some(8)), rec(1, Some(8))];
-        assert_eq!(streak(h.iter(), &[2; 16]).count, 0, "no other record");
+        assert_eq!(of(&[rec(1, Some(8))], 2).count, 0);
+        assert_eq!(of(&[rec(1, Some(8)), rec(1, Some(8))], 2).count, 0, "no other record");
     }
 
     #[test]
     fn evidence_needs_outcomes_on_every_tail_record_and_stable_sides() {
-        let h = [rec(1, Some(8)), rec(2, None), rec(1, Some(8)), rec(2, Some(9))];
-        assert!(!streak(h.iter(), &[1; 16]).no_progress_evidence);
-        let h = [rec(1, Some(7)), rec(2, Some(9)), rec(1, Some(8)), rec(2, Some(9))];
-        assert!(!streak(h.iter(), &[1; 16]).no_progress_evidence);
+        assert!(!of(&[rec(1, Some(8)), rec(2, None), rec(1, Some(8)), rec(2, Some(9))], 1).no_progress_evidence);
+        assert!(!of(&[rec(1, Some(7)), rec(2, Some(9)), rec(1, Some(8)), rec(2, Some(9))], 1).no_progress_evidence);
         // Records outside the tail do not matter.
-        let h = [rec(1, None), rec(5, None), rec(1, Some(8)), rec(2, Some(9))];
-        let p = streak(h.iter(), &[1; 16]);
+        let p = of(&[rec(1, None), rec(5, None), rec(1, Some(8)), rec(2, Some(9))], 1);
         assert_eq!((p.count, p.no_progress_evidence), (3, true));
     }
 }

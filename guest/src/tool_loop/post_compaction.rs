@@ -4,9 +4,13 @@
 //! gets a summary. Incident #77474 showed a loop surviving it. So after each successful compaction
 //! the guard watches the next `windowSize` outcomes, and if every one of them is the same call
 //! with the same result, it aborts the run.
+//!
+//! Settings: `enabled` (off only when explicitly false), `postCompactionGuard.windowSize`. State:
+//! one [`CompactionGuard`] per (session, run), fixed at its creation.
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::profile::{render, ToolTexts};
 use crate::digest::Digest;
 
 /// One guard per (session, run).
@@ -54,8 +58,8 @@ impl CompactionGuard {
         self.seen.clear();
     }
 
-    /// `observe`: one outcome (`args` includes the tool name).
-    pub fn observe(&mut self, tool: &str, args: Digest, result: Digest) -> Option<Abort> {
+    /// `observe`: one outcome (`args` includes the tool name); `texts` word the abort.
+    pub fn observe(&mut self, tool: &str, args: Digest, result: Digest, texts: &ToolTexts) -> Option<Abort> {
         if !self.enabled || self.remaining == 0 {
             return None;
         }
@@ -67,9 +71,9 @@ impl CompactionGuard {
         }
         (matches >= self.window).then(|| Abort {
             count: matches,
-            message: format!(
-                "CRITICAL: tool {tool} repeated {matches} times with identical arguments and identical results within {} attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.",
-                self.window
+            message: render(
+                texts.compaction_abort,
+                &[("tool", tool), ("n", &matches.to_string()), ("window", &self.window.to_string())],
             ),
         })
     }
@@ -78,6 +82,7 @@ impl CompactionGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::profile::DOCUMENTED;
 
     const A: Digest = [1; 16];
     const R: Digest = [2; 16];
@@ -86,42 +91,42 @@ mod tests {
     fn aborts_when_the_whole_window_repeats() {
         let mut g = CompactionGuard::new(true, 3);
         g.arm();
-        assert_eq!(g.observe("exec", A, R), None);
-        assert_eq!(g.observe("exec", A, R), None);
-        let abort = g.observe("exec", A, R).unwrap();
+        assert_eq!(g.observe("exec", A, R, &DOCUMENTED.texts), None);
+        assert_eq!(g.observe("exec", A, R, &DOCUMENTED.texts), None);
+        let abort = g.observe("exec", A, R, &DOCUMENTED.texts).unwrap();
         assert_eq!(abort.count, 3);
         assert_eq!(abort.message, "CRITICAL: tool exec repeated 3 times with identical arguments and identical results within 3 attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.");
         assert_eq!(g.remaining(), 0);
-        assert_eq!(g.observe("exec", A, R), None, "disarmed after the window");
+        assert_eq!(g.observe("exec", A, R, &DOCUMENTED.texts), None, "disarmed after the window");
     }
 
     #[test]
     fn any_difference_in_the_window_means_no_abort_and_the_window_closes() {
         let mut g = CompactionGuard::new(true, 3);
         g.arm();
-        g.observe("exec", A, R);
-        g.observe("exec", A, [3; 16]);
-        assert_eq!(g.observe("exec", A, R), None);
+        g.observe("exec", A, R, &DOCUMENTED.texts);
+        g.observe("exec", A, [3; 16], &DOCUMENTED.texts);
+        assert_eq!(g.observe("exec", A, R, &DOCUMENTED.texts), None);
         assert_eq!(g.remaining(), 0);
     }
 
     #[test]
     fn dormant_or_disabled_guards_observe_nothing() {
         let mut g = CompactionGuard::new(true, 1);
-        assert_eq!(g.observe("t", A, R), None, "not armed");
+        assert_eq!(g.observe("t", A, R, &DOCUMENTED.texts), None, "not armed");
         let mut off = CompactionGuard::new(false, 1);
         off.arm();
-        assert_eq!(off.observe("t", A, R), None);
+        assert_eq!(off.observe("t", A, R, &DOCUMENTED.texts), None);
     }
 
     #[test]
     fn rearming_mid_window_resets_everything() {
         let mut g = CompactionGuard::new(true, 2);
         g.arm();
-        g.observe("t", A, R);
+        g.observe("t", A, R, &DOCUMENTED.texts);
         g.arm();
         assert_eq!(g.remaining(), 2);
-        assert_eq!(g.observe("t", A, R), None);
-        assert_eq!(g.observe("t", A, R).map(|a| a.count), Some(2));
+        assert_eq!(g.observe("t", A, R, &DOCUMENTED.texts), None);
+        assert_eq!(g.observe("t", A, R, &DOCUMENTED.texts).map(|a| a.count), Some(2));
     }
 }

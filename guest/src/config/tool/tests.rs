@@ -1,8 +1,9 @@
 use super::*;
+use crate::config::profile::DOCUMENTED;
 use serde_json::json;
 
 fn parse(v: Value) -> Result<ToolLoopConfig, ConfigError> {
-    ToolLoopConfig::parse(&v)
+    ToolLoopConfig::parse(&v, &DOCUMENTED)
 }
 
 #[test]
@@ -75,9 +76,9 @@ fn as_positive_int_falls_back_on_anything_but_positive_integers() {
 fn runtime_clamp_repairs_merged_ordering() {
     // Global warning 10; agent sets critical 5 → critical becomes 11, global 12 (30 > 11 stays 30).
     let merged = merge(json!({"warningThreshold": 10}).as_object(), json!({"criticalThreshold": 5}).as_object());
-    let s = resolve(Some(&merged));
+    let s = resolve(Some(&merged), &DOCUMENTED);
     assert_eq!((s.warning, s.critical, s.global), (10, 11, 30));
-    let s = resolve(json!({"warningThreshold": 40}).as_object());
+    let s = resolve(json!({"warningThreshold": 40}).as_object(), &DOCUMENTED);
     assert_eq!((s.warning, s.critical, s.global), (40, 41, 42));
 }
 
@@ -85,7 +86,7 @@ fn runtime_clamp_repairs_merged_ordering() {
 fn agent_merge_follows_resolve_tool_loop_detection_config() {
     let g = json!({"enabled": true, "warningThreshold": 5, "detectors": {"pingPong": false, "genericRepeat": false}});
     let a = json!({"warningThreshold": null, "detectors": {"pingPong": true}, "postCompactionGuard": null});
-    let s = resolve(Some(&merge(g.as_object(), a.as_object())));
+    let s = resolve(Some(&merge(g.as_object(), a.as_object())), &DOCUMENTED);
     assert_eq!(s.enabled, Some(true));
     assert_eq!(s.warning, 10, "a null agent key wins and resolves to the built-in default");
     assert!(s.ping_pong, "agent detector key wins");

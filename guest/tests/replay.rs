@@ -1,4 +1,8 @@
-use super::*;
+//! Replay: trace lines in, decision lines out (spec/trace-format.md), through the public API.
+
+use loopguard_policy::config::Config;
+use loopguard_policy::gateway::Gateway;
+use loopguard_policy::replay::replay;
 
 const ON: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
 
@@ -114,7 +118,7 @@ fn a_newer_policy_reads_a_format_1_snapshot() {
     let lines: Vec<&str> = trace.lines().collect();
     let mut old = Gateway::new(Config::parse(config).unwrap());
     let mut out = old.apply_events(&lines[..30].join("\n"), 1).unwrap();
-    let v1 = crate::snapshot::export_v1(&old);
+    let v1 = loopguard_policy::snapshot::export_v1(&old);
     assert_eq!(&v1[..8], b"LGSNAP\x01\x00");
     let mut new = Gateway::new(Config::parse(config).unwrap());
     new.import_state(&v1).unwrap();

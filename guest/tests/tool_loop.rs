@@ -1,12 +1,17 @@
 //! Session-level rules of spec/tool-loop.md §2–§6, one named case per rule.
 
-use super::*;
-use crate::config::tool::{resolve, LoopSettings};
-use crate::json::parse;
+use loopguard_policy::config::profile::DOCUMENTED;
+use loopguard_policy::config::tool::{resolve, LoopSettings};
+use loopguard_policy::json::parse;
+use loopguard_policy::tool_loop::known_poll::is_known_poll;
+use loopguard_policy::tool_loop::{
+    CompactionVerdict, Detector, Outcome, OutcomeVerdict, Session, ToolAction, ToolCall, ToolVerdict,
+    MAX_GUARDS_PER_SESSION,
+};
 
 fn settings(extra: &str) -> LoopSettings {
     let v: serde_json::Value = serde_json::from_str(extra).unwrap();
-    resolve(v.as_object())
+    resolve(v.as_object(), &DOCUMENTED)
 }
 
 fn on() -> LoopSettings {
@@ -137,8 +142,8 @@ fn known_poll_warns_and_blocks_on_no_progress_and_never_uses_generic_repeat() {
         sim.result("process", args, &format!(r#"{{"details":{{"status":"running","aggregated":"{i}"}}}}"#));
     }
     // command_status is a known poll tool; process kill is not.
-    assert!(detect::is_known_poll("command_status", None));
-    assert!(!detect::is_known_poll("process", Some("kill")));
+    assert!(is_known_poll("command_status", None));
+    assert!(!is_known_poll("process", Some("kill")));
 }
 
 #[test]
@@ -278,7 +283,7 @@ fn guards_per_session_are_bounded() {
     for i in 0..100 {
         sim.s.compaction(Some(&format!("run-{i}")), &sim.cfg);
     }
-    assert_eq!(sim.s.guards.len(), MAX_GUARDS_PER_SESSION);
+    assert_eq!(sim.s.guard_count(), MAX_GUARDS_PER_SESSION);
 }
 
 #[test]

@@ -1,5 +1,11 @@
-use super::*;
-use crate::json::parse;
+//! Outcome hashing (`hashToolOutcome`, spec/tool-loop.md §1.3 and §1.4), one named case per rule.
+
+use loopguard_policy::canonical::canonical;
+use loopguard_policy::digest::Digest;
+use loopguard_policy::json::{parse, Json};
+use loopguard_policy::tool_loop::outcome::{hash_outcome, plan_shape};
+use loopguard_policy::tool_loop::unknown_tool::extract_unknown_tool_name;
+use loopguard_policy::tool_loop::Outcome;
 
 fn j(s: &str) -> Json<'_> {
     parse(s).unwrap()
@@ -7,7 +13,7 @@ fn j(s: &str) -> Json<'_> {
 
 fn result_hash(tool: &str, params: &str, result: &str) -> Option<Digest> {
     let params = j(params);
-    hash_outcome(tool, crate::tool_loop::memo::action_of(&params), Outcome::Result(&j(result)), &[]).map(|h| h.digest)
+    hash_outcome(tool, params.get("action").and_then(Json::as_str), Outcome::Result(&j(result)), &[]).map(|h| h.digest)
 }
 
 fn same(tool: &str, params: &str, a: &str, b: &str) -> bool {
@@ -244,12 +250,12 @@ fn update_plan_hashes_the_shape() {
     ));
     let shape = plan_shape(&j(r#"{"plan":[1,{"step":"  ","status":3},{"step":"x","status":"ok"}],"explanation":" "}"#));
     assert_eq!(
-        crate::digest::canonical(&shape),
+        canonical(&shape),
         r#"{"hasExplanation":false,"planLength":3,"statuses":[null,null,"ok"],"stepPresence":[false,false,true]}"#
     );
     assert_eq!(plan_shape(&j("[1]")), j("[1]"), "non-objects pass through");
     assert_eq!(
-        crate::digest::canonical(&plan_shape(&j(r#"{"plan":"x"}"#))),
+        canonical(&plan_shape(&j(r#"{"plan":"x"}"#))),
         r#"{"hasExplanation":false,"planLength":0,"statuses":[],"stepPresence":[]}"#
     );
 }
@@ -277,110 +283,4 @@ fn a_text_hashes_the_same_however_its_escapes_are_written() {
         assert!(same("read", "{}", forms[0], f), "{f}");
     }
     assert!(!same("read", "{}", forms[0], r#"{"content":[{"type":"text","text":"ok\nA/\u001e"}]}"#));
-}
-
-/// [`hash_result_text`] of `result` for `tool` (no params action, no extra send tools).
-fn text_hash(tool: &str, result: &str) -> Option<Digest> {
-    hash_result_text(tool, None, result, &[], &mut CanonicalText::default()).map(|h| h.digest)
-}
-
-#[test]
-fn results_hashed_from_their_text_agree_with_the_tree() {
-    let cases = [
-        // The workload's shape: one text entry, no details.
-        r#"{"content":[{"type":"text","text":"running 3 tests\ntest a ... ok\ntest result: FAILED. 2 passed; 1 failed"}],"exitCode":101,"durationMs":1007}"#,
-        // Details in any member order, nested and unsorted; other members ignored.
-        r#"{"details":{"z":[1,{"y":2,"x":1}],"a":"b"},"content":[{"text":"hi","type":"text"}]}"#,
-        r#" { "content" : [ { "type" : "text" , "text" : "spaced" } ] , "details" : { } } "#,
-        // Several entries are joined with a newline; entries without a string type or text are
-        // skipped, whatever their type says.
-        r#"{"content":[{"type":"text","text":"one"},{"type":"image","data":"xx"},{"type":1,"text":"no"},{"type":"x","text":"two"},7,"s",null]}"#,
-        r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":""},{"type":"text","text":"b"}]}"#,
-        // Inner whitespace and escapes stay.
-        r#"{"content":[{"type":"text","text":"a \"q\" \\ \t\u001f é 😀 z"}]}"#,
-        // No content, or content that is not an array: the text is "".
-        r#"{}"#,
-        r#"{"content":"text"}"#,
-        r#"{"content":[]}"#,
-        // Details that are not an object count as {}.
-        r#"{"details":[1,2],"content":[{"type":"t","text":"x"}]}"#,
-        r#"{"details":null}"#,
-        // Results that are not objects hash whole.
-        r#""plain text""#,
-        r#"[{"b":1,"a":2}]"#,
-        "42",
-    ];
-    for result in cases {
-        for tool in ["read", "exec", "process", "web_fetch"] {
-            let tree = result_hash(tool, "{}", result);
-            assert!(tree.is_some(), "{result}");
-            assert_eq!(text_hash(tool, result), tree, "{tool}: {result}");
-        }
-    }
-}
-
-#[test]
-fn the_text_path_writes_details_and_text_as_the_spec_says() {
-    let mut w = CanonicalText::default();
-    let written = |w: &mut CanonicalText, r: &str| {
-        w.write_result(r).map(|x| (String::from_utf8(x.canonical.to_vec()).unwrap(), x.status))
-    };
-    assert_eq!(
-        written(
-            &mut w,
-            r#"{"x":1,"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"details":{"b":1,"a":null}}"#
-        ),
-        Some((r#"{"details":{"a":null,"b":1},"text":"a\nb"}"#.to_string(), false))
-    );
-    assert_eq!(
-        written(&mut w, r#"{"details":{"status":"ok"}}"#),
-        Some((r#"{"details":{"status":"ok"},"text":""}"#.into(), true))
-    );
-    assert_eq!(written(&mut w, r#"{"b":2,"a":1}"#), Some((r#"{"details":{},"text":""}"#.into(), false)));
-    assert_eq!(written(&mut w, r#"[{"b":2,"a":1}]"#), Some((r#"[{"a":1,"b":2}]"#.into(), false)));
-}
-
-#[test]
-fn the_text_path_gives_up_where_the_tree_has_rules_of_its_own() {
-    let text = r#"{"content":[{"type":"text","text":"x"}]}"#;
-    // Tools with outcome shapes of their own.
-    assert_eq!(text_hash("update_plan", text), None);
-    assert_eq!(text_hash("sessions_send", text), None);
-    let mut w = CanonicalText::default();
-    assert!(hash_result_text("process", Some("poll"), text, &[], &mut w).is_none());
-    assert!(hash_result_text("message", Some("send"), text, &[], &mut w).is_none());
-    assert!(hash_result_text("telegram", None, text, &["telegram".into()], &mut w).is_none());
-    assert!(hash_result_text("process", Some("list"), text, &[], &mut w).is_some());
-    assert!(hash_result_text("message", Some("read"), text, &[], &mut w).is_some());
-    for result in [
-        // A status in details: exec shapes and the loop veto read it.
-        r#"{"details":{"status":"blocked","deniedReason":"tool-loop"}}"#,
-        r#"{"details":{"status":"running","tail":"x"}}"#,
-        // Duplicate keys: the last one wins in the tree.
-        r#"{"details":{},"details":{"a":1}}"#,
-        r#"{"content":[],"content":[{"type":"t","text":"x"}]}"#,
-        r#"{"content":[{"type":"t","text":"x","text":"y"}]}"#,
-        r#"{"content":[{"type":"t","type":1,"text":"y"}]}"#,
-        // Trimming could change the text.
-        r#"{"content":[{"type":"t","text":" x"}]}"#,
-        r#"{"content":[{"type":"t","text":"x\n"}]}"#,
-        r#"{"content":[{"type":"t","text":"\tx"}]}"#,
-        r#"{"content":[{"type":"t","text":"x\u000b"}]}"#,
-        "{\"content\":[{\"type\":\"t\",\"text\":\"x\u{a0}\"}]}",
-        "{\"content\":[{\"type\":\"t\",\"text\":\"\u{feff}x\"}]}",
-        r#"{"content":[{"type":"t","text":""},{"type":"t","text":"x"}]}"#,
-        r#"{"content":[{"type":"t","text":"x"},{"type":"t","text":""}]}"#,
-        // Escaped keys and non-canonical escapes.
-        r#"{"det\u0061ils":{}}"#,
-        r#"{"content":[{"type":"t","text":"a\/b"}]}"#,
-    ] {
-        assert_eq!(text_hash("read", result), None, "{result}");
-        assert!(result_hash("read", "{}", result).is_some() || result.contains("tool-loop"), "{result}");
-    }
-    // Not JSON: the tree path reports it.
-    for result in
-        ["", "{", r#"{"content":[{"type":"t","text":"x"}]"#, r#"{"content":[{"type":"t","text":"x"},]}"#, "{} x"]
-    {
-        assert_eq!(text_hash("read", result), None, "{result:?}");
-    }
 }
