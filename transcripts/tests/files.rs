@@ -1,0 +1,149 @@
+//! JSONL transcripts and trajectory exports, and the same session read from all three formats.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use loopguard_transcripts::{discover, ErrorKind, KeySource, Location, SourceFormat};
+use serde_json::json;
+
+#[test]
+fn a_legacy_sessions_directory_is_read_with_its_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("agents/main/sessions");
+    write_jsonl(&sessions.join("s-1.jsonl"), &exec_loop("s-1", "run-1", 3, false));
+    std::fs::write(sessions.join("sessions.json"), json!({"agent:main:main": {"sessionId": "s-1", "updatedAt": 1}}).to_string()).unwrap();
+    let found = discover(&[tmp.path()]);
+    assert!(found.errors.is_empty(), "{:?}", found.errors);
+    assert_eq!(found.sessions.len(), 1);
+    let s = &found.sessions[0];
+    assert_eq!((s.agent_id.as_deref(), s.session_key.as_str(), s.session_id.as_str()), (Some("main"), "agent:main:main", "s-1"));
+    assert_eq!((s.format.clone(), s.key_source), (SourceFormat::Jsonl, KeySource::SessionsJson));
+    let (lines, read) = trace_lines(s);
+    assert!(read.is_clean(), "{:?}", read.errors);
+    assert_eq!(lines.len(), 6);
+}
+
+#[test]
+fn a_truncated_last_line_is_named_and_the_lines_before_it_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.jsonl");
+    write_jsonl(&path, &exec_loop("t", "run", 2, false));
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(r#"{"type":"message","id":"a3","parentId":"r2","message":{"role":"assis"#);
+    std::fs::write(&path, text).unwrap();
+    let found = discover(&[&path]);
+    let (lines, read) = trace_lines(&found.sessions[0]);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(read.errors.len(), 1);
+    let e = &read.errors[0];
+    assert!(matches!(e.kind(), ErrorKind::TruncatedLine(_)), "{e}");
+    assert_eq!(e.location(), Some(Location::Line(7)));
+    assert_eq!(e.session(), Some("t"));
+    assert!(e.to_string().contains("t.jsonl: session t: line 7: truncated last line"), "{e}");
+}
+
+#[test]
+fn a_malformed_line_in_the_middle_is_skipped_as_openclaw_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("m.jsonl");
+    let records = exec_loop("m", "run", 2, false);
+    let mut text = String::new();
+    for (i, r) in records.iter().enumerate() {
+        text.push_str(&r.to_string());
+        text.push('\n');
+        if i == 3 {
+            text.push_str("{oops\n\n");
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    let (lines, read) = trace_lines(&discover(&[&path]).sessions[0]);
+    assert_eq!(lines.len(), 4, "the blank line is no record, the bad one is skipped");
+    assert_eq!(read.errors.len(), 1);
+    assert!(matches!(read.errors[0].kind(), ErrorKind::Json(_)));
+    assert_eq!(read.errors[0].location(), Some(Location::Line(5)));
+}
+
+#[test]
+fn an_unreadable_file_is_an_error_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("gone.jsonl");
+    write_jsonl(&path, &exec_loop("g", "run", 1, false));
+    let found = discover(&[&path]);
+    std::fs::remove_file(&path).unwrap();
+    let (lines, read) = trace_lines(&found.sessions[0]);
+    assert!(lines.is_empty());
+    assert!(matches!(read.errors[0].kind(), ErrorKind::Io(_)));
+}
+
+#[test]
+fn legacy_version_1_transcripts_are_read_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("v1.jsonl");
+    let records = vec![
+        json!({"type":"session","id":"v1","timestamp":"2025-01-01T00:00:00.000Z"}),
+        json!({"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"Bash","arguments":{"command":"ls"}}]}}),
+        json!({"type":"message","message":{"role":"toolResult","toolCallId":"c1","toolName":"Bash","content":[{"type":"text","text":"a"}],"isError":false}}),
+    ];
+    write_jsonl(&path, &records);
+    let (lines, read) = trace_lines(&discover(&[&path]).sessions[0]);
+    assert!(read.is_clean());
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].contains(r#""tool":"exec""#), "Bash is an alias of exec: {}", lines[0]);
+}
+
+#[test]
+fn a_trajectory_export_reads_its_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("openclaw-trajectory-s-1-2026-12-01T20-00-00");
+    write_trajectory(&dir, "agent:main:lg1", "s-1", &exec_loop("s-1", "run-1", 2, false));
+    for path in [dir.clone(), dir.join("session-branch.json"), tmp.path().to_path_buf()] {
+        let found = discover(&[&path]);
+        assert!(found.errors.is_empty(), "{:?}", found.errors);
+        let s = &found.sessions[0];
+        assert_eq!((s.agent_id.as_deref(), s.session_key.as_str(), s.session_id.as_str()), (Some("main"), "agent:main:lg1", "s-1"));
+        assert_eq!(s.format, SourceFormat::Trajectory);
+        let (lines, read) = trace_lines(s);
+        assert!(read.is_clean(), "{:?}", read.errors);
+        assert_eq!(lines.len(), 4);
+    }
+}
+
+#[test]
+fn the_three_formats_give_the_same_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut records = exec_loop("s-1", "run-1", 4, true);
+    records.push(compaction("k", "r4", "run-2"));
+    // A forked-off branch, which the export leaves out and the two others must skip.
+    records.push(assistant("side", "u0", "run-9", &[("cx", "read", json!({"path":"/x"}))]));
+    records.push(user("u9", Some("k"), "back on the main branch"));
+    let branch: Vec<_> = records.iter().filter(|r| r["id"] != "side").cloned().collect();
+
+    let store_path = tmp.path().join("state/agents/main/agent/openclaw-agent.sqlite");
+    let mut store = StoreBuilder::create(&store_path, "main");
+    store.session("agent:main:lg1", "s-1");
+    for r in &records {
+        store.auto("s-1", r);
+    }
+    drop(store);
+    write_jsonl(&tmp.path().join("jsonl/agents/main/sessions/s-1.jsonl"), &records);
+    std::fs::write(tmp.path().join("jsonl/agents/main/sessions/sessions.json"), r#"{"agent:main:lg1":{"sessionId":"s-1"}}"#).unwrap();
+    write_trajectory(&tmp.path().join("export"), "agent:main:lg1", "s-1", &branch);
+
+    let mut traces = Vec::new();
+    for sub in ["state", "jsonl", "export"] {
+        let found = discover(&[tmp.path().join(sub)]);
+        assert_eq!(found.sessions.len(), 1, "{sub}: {:?}", found.errors);
+        let (lines, read) = trace_lines(&found.sessions[0]);
+        assert!(read.is_clean(), "{sub}: {:?}", read.errors);
+        traces.push(lines);
+    }
+    assert_eq!(traces[0].len(), 9);
+    assert_eq!(traces[0], traces[1]);
+    assert_eq!(traces[0], traces[2]);
+    // Found together, the session is read once, from the store.
+    let all = discover(&[tmp.path().join("state"), tmp.path().join("jsonl"), tmp.path().join("export")]);
+    assert_eq!(all.sessions.len(), 1);
+    assert_eq!(all.sessions[0].format, SourceFormat::AgentStore);
+    assert_eq!(all.skipped.len(), 2);
+}
