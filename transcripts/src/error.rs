@@ -55,8 +55,12 @@ pub enum ErrorKind {
 }
 
 /// One error, with the file, the session (when known) and the row or line (when known).
+/// (Boxed: errors are rare and results of every record carry the type.)
 #[derive(Debug)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     kind: ErrorKind,
     file: PathBuf,
     session: Option<String>,
@@ -66,43 +70,43 @@ pub struct Error {
 impl Error {
     /// An error about `file` as a whole.
     pub fn new(kind: ErrorKind, file: impl Into<PathBuf>) -> Self {
-        Error { kind, file: file.into(), session: None, location: None }
+        Error(Box::new(Inner { kind, file: file.into(), session: None, location: None }))
     }
 
     /// The same error, naming the session (its id) it was found in.
     pub fn in_session(mut self, session: impl Into<String>) -> Self {
-        self.session = Some(session.into());
+        self.0.session = Some(session.into());
         self
     }
 
     /// The same error, naming the row or line.
     pub fn at(mut self, location: Location) -> Self {
-        self.location = Some(location);
+        self.0.location = Some(location);
         self
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The file (or directory) the error is about.
     pub fn file(&self) -> &Path {
-        &self.file
+        &self.0.file
     }
 
     /// The session id, when the error is inside one session.
     pub fn session(&self) -> Option<&str> {
-        self.session.as_deref()
+        self.0.session.as_deref()
     }
 
     /// The row or line, when the error is about one record.
     pub fn location(&self) -> Option<Location> {
-        self.location
+        self.0.location
     }
 
     fn hint(&self) -> &'static str {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Io(_) => "check that the path exists and is readable by this user",
             ErrorKind::Sqlite(_) => {
                 "check that this is an OpenClaw agent database (agents/<id>/agent/openclaw-agent.sqlite); \
@@ -127,14 +131,14 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(session) = &self.session {
+        write!(f, "{}", self.0.file.display())?;
+        if let Some(session) = &self.0.session {
             write!(f, ": session {session}")?;
         }
-        if let Some(location) = &self.location {
+        if let Some(location) = &self.0.location {
             write!(f, ": {location}")?;
         }
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Io(e) => write!(f, ": cannot read: {e}")?,
             ErrorKind::Sqlite(e) => write!(f, ": SQLite: {e}")?,
             ErrorKind::MissingTable(t) => write!(f, ": no table `{t}`")?,
@@ -150,7 +154,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Io(e) => Some(e),
             ErrorKind::Sqlite(e) => Some(e),
             ErrorKind::Json(e) | ErrorKind::TruncatedLine(e) => Some(e),

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
 use crate::mapping::Mapper;
 use crate::reader::Collector;
-use crate::record::{Member, Nav};
+use crate::record::{non_blank_value, Nav};
 use crate::session::SessionInfo;
 use crate::tree::TreeScan;
 
@@ -91,7 +91,7 @@ pub(crate) fn legacy_keys(dir: &Path) -> HashMap<String, String> {
     #[derive(Deserialize)]
     struct Entry {
         #[serde(rename = "sessionId", default)]
-        session_id: Member,
+        session_id: serde_json::Value,
     }
     let Ok(file) = File::open(dir.join("sessions.json")) else { return HashMap::new() };
     let Ok(map) = serde_json::from_reader::<_, HashMap<String, serde_json::Value>>(BufReader::new(file)) else {
@@ -100,7 +100,7 @@ pub(crate) fn legacy_keys(dir: &Path) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for (key, value) in map {
         if let Ok(entry) = serde_json::from_value::<Entry>(value) {
-            if let Some(id) = entry.session_id.non_blank() {
+            if let Some(id) = non_blank_value(&entry.session_id) {
                 out.entry(id.to_string()).or_insert(key);
             }
         }

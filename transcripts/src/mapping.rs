@@ -121,15 +121,11 @@ impl Mapper {
     pub(crate) fn entry(&mut self, entry: &Entry<'_>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
         match entry.ty.as_str() {
             Some("message") => {
-                let Some(raw) = entry.message else { return Ok(()) };
-                let message: Message<'_> = serde_json::from_str(raw.get()).map_err(|e| {
-                    self.stats.bad_records += 1;
-                    self.error(ErrorKind::BadRecord(format!("`message` is not a message object: {e}")), at)
-                })?;
+                let Some(message) = &entry.message else { return Ok(()) };
                 let ts = entry_ts(entry);
                 match message.role.as_str() {
-                    Some("assistant") => self.assistant(&message, ts, at, sink),
-                    Some("toolResult") => self.tool_result(&message, ts, at, sink),
+                    Some("assistant") => self.assistant(message, ts, at, sink),
+                    Some("toolResult") => self.tool_result(message, ts, at, sink),
                     _ => Ok(()),
                 }
             }
@@ -162,7 +158,7 @@ impl Mapper {
     fn assistant(&mut self, m: &Message<'_>, ts: Option<i64>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
         let Some(content) = m.content else { return Ok(()) };
         let run = m.openclaw.as_ref().and_then(|o| o.run_id.as_str()).map(str::to_string);
-        for part in parse_parts(content).into_iter().flatten() {
+        for part in parse_parts(content) {
             if !part.ty.as_deref().is_some_and(is_tool_call_type) {
                 continue;
             }

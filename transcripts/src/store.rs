@@ -188,10 +188,7 @@ impl Store {
         let at = |seq: i64, kind: ErrorKind| Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq));
         let mut decoder = Decoder::new();
         // Pass 1: tree facts.
-        let mut scan = TreeScan::default();
-        let mut seqs: Vec<i64> = Vec::new();
-        let mut interesting: Vec<bool> = Vec::new();
-        let mut bad: HashSet<i64> = HashSet::new();
+        let mut p1 = Pass1::default();
         {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT seq, event_json, CASE WHEN event_json IS NULL THEN navigation_json END \
@@ -200,29 +197,29 @@ impl Store {
             let mut rows = stmt.query([&info.session_id])?;
             while let Some(row) = rows.next()? {
                 let seq: i64 = row.get(0)?;
-                let nav = match (row.get_ref(1)?.as_str_or_null()?, row.get_ref(2)?.as_str_or_null()?) {
-                    (Some(json), _) => serde_json::from_str::<Nav>(json).map_err(|e| at(seq, ErrorKind::Json(e))),
-                    (None, Some(nav)) => match Nav::from_navigation_json(nav) {
-                        Ok(n) => Ok(n),
-                        Err(_) => self.decode_row(info, seq, &mut decoder).and_then(|t| serde_json::from_str::<Nav>(&t).map_err(|e| at(seq, ErrorKind::Json(e)))),
+                match (row.get_ref(1)?.as_str_or_null()?, row.get_ref(2)?.as_str_or_null()?) {
+                    (Some(json), _) => match serde_json::from_str::<Nav<'_>>(json) {
+                        Ok(nav) => p1.take(seq, Ok(nav), out),
+                        Err(e) => p1.take(seq, Err(at(seq, ErrorKind::Json(e))), out),
                     },
-                    (None, None) => self.decode_row(info, seq, &mut decoder).and_then(|t| serde_json::from_str::<Nav>(&t).map_err(|e| at(seq, ErrorKind::Json(e)))),
-                };
-                seqs.push(seq);
-                match nav {
-                    Ok(nav) => {
-                        interesting.push(matches!(nav.ty.as_str(), Some("message" | "compaction")));
-                        scan.push(Some(&nav));
-                    }
-                    Err(e) => {
-                        interesting.push(false);
-                        bad.insert(seq);
-                        out.push(e);
-                        scan.push(None);
+                    (None, nav_json) => {
+                        if let Some(nav) = nav_json.and_then(|n| Nav::from_navigation_json(n).ok()) {
+                            p1.take(seq, Ok(nav), out);
+                            continue;
+                        }
+                        // A compressed row without readable navigation: decode it here.
+                        match self.decode_row(info, seq, &mut decoder) {
+                            Ok(text) => match serde_json::from_str::<Nav<'_>>(&text) {
+                                Ok(nav) => p1.take(seq, Ok(nav), out),
+                                Err(e) => p1.take(seq, Err(at(seq, ErrorKind::Json(e))), out),
+                            },
+                            Err(e) => p1.take(seq, Err(e), out),
+                        }
                     }
                 }
             }
         }
+        let Pass1 { scan, seqs, interesting, bad } = p1;
         let branch = scan.active_positions();
         let active: Vec<i64> = branch
             .positions
@@ -297,6 +294,34 @@ impl Store {
         match row {
             (Some(blob), size) => decoder.decode(&blob, size).map(str::to_string).map_err(|m| at(ErrorKind::Zstd(m))),
             (None, _) => Err(at(ErrorKind::BadRecord("both event_json and event_zstd are NULL".into()))),
+        }
+    }
+}
+
+/// What pass 1 keeps per session: the tree scan, and per record its seq and whether pass 2 must
+/// decode it (only `message` and `compaction` records can produce events).
+#[derive(Default)]
+struct Pass1 {
+    scan: TreeScan,
+    seqs: Vec<i64>,
+    interesting: Vec<bool>,
+    bad: HashSet<i64>,
+}
+
+impl Pass1 {
+    fn take(&mut self, seq: i64, nav: Result<Nav<'_>, Error>, out: &mut Collector) {
+        self.seqs.push(seq);
+        match nav {
+            Ok(nav) => {
+                self.interesting.push(matches!(nav.ty.as_str(), Some("message" | "compaction")));
+                self.scan.push(Some(&nav));
+            }
+            Err(e) => {
+                self.interesting.push(false);
+                self.bad.insert(seq);
+                out.push(e);
+                self.scan.push(None);
+            }
         }
     }
 }

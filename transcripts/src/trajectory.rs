@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
 use crate::mapping::Mapper;
 use crate::reader::Collector;
-use crate::record::{Member, Nav};
+use crate::record::{non_blank_value, Nav};
 use crate::session::SessionInfo;
 
 /// The branch file of an export directory.
@@ -40,16 +40,16 @@ pub(crate) fn identity(dir: &Path) -> Result<Identity, Error> {
     #[serde(default)]
     struct Manifest {
         #[serde(rename = "sessionId")]
-        session_id: Member,
+        session_id: serde_json::Value,
         #[serde(rename = "sessionKey")]
-        session_key: Member,
+        session_key: serde_json::Value,
     }
     let mut id = Identity::default();
     if let Ok(file) = File::open(dir.join("manifest.json")) {
         let manifest: Manifest = serde_json::from_reader(BufReader::new(file))
             .map_err(|e| Error::new(ErrorKind::Json(e), dir.join("manifest.json")))?;
-        id.session_id = manifest.session_id.non_blank().map(str::to_string);
-        id.session_key = manifest.session_key.non_blank().map(str::to_string);
+        id.session_id = non_blank_value(&manifest.session_id).map(str::to_string);
+        id.session_key = non_blank_value(&manifest.session_key).map(str::to_string);
     }
     if id.session_id.is_none() {
         let path = dir.join(BRANCH_FILE);

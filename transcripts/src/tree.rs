@@ -101,7 +101,7 @@ impl TreeScan {
     }
 
     /// `null` → `Some(None)`, a non-blank string → `Some(Some(id))`, else `None` (undefined).
-    fn link(&mut self, m: &Member) -> Option<Option<Id>> {
+    fn link(&mut self, m: &Member<'_>) -> Option<Option<Id>> {
         match m {
             Member::Null => Some(None),
             _ => m.non_blank().map(|s| Some(self.intern(s))),
@@ -109,7 +109,7 @@ impl TreeScan {
     }
 
     /// `parseSessionTranscriptTreeEntry`.
-    fn parse_explicit(&mut self, nav: &Nav) -> Option<Parsed> {
+    fn parse_explicit(&mut self, nav: &Nav<'_>) -> Option<Parsed> {
         let ty = nav.ty.as_str();
         if ty == Some("session") || nav.parent_id == Member::Absent {
             return None;
@@ -158,7 +158,7 @@ impl TreeScan {
 
     /// Feeds one record (every record, in order; `None` for one that could not be read, which
     /// still takes a position).
-    pub(crate) fn push(&mut self, nav: Option<&Nav>) {
+    pub(crate) fn push(&mut self, nav: Option<&Nav<'_>>) {
         let position = self.position;
         self.position += 1;
         let Some(nav) = nav else { return };
@@ -217,18 +217,15 @@ impl TreeScan {
             let stale = was_explicit
                 && entry.parent.is_some_and(|p| !self.by_id.contains_key(&p))
                 && self.leaf.is_some();
-            let candidate = if self.latest_reset.is_some()
+            // The three cases in which OpenClaw hangs a canonical record under the current leaf:
+            // after a reset, off the reset's descendants; under a parent it does not know; under
+            // the append cursor while the leaf has moved elsewhere.
+            let after_reset = self.latest_reset.is_some()
                 && !entry.side
-                && entry.parent.is_none_or(|p| !self.reset_descendants.contains(&p))
-            {
-                self.leaf
-            } else if !entry.side && stale {
-                self.leaf
-            } else if was_explicit && !entry.side && entry.parent == self.append_parent && self.leaf != self.append_parent {
-                self.leaf
-            } else {
-                entry.parent
-            };
+                && entry.parent.is_none_or(|p| !self.reset_descendants.contains(&p));
+            let cursor_moved =
+                was_explicit && !entry.side && entry.parent == self.append_parent && self.leaf != self.append_parent;
+            let candidate = if after_reset || (!entry.side && stale) || cursor_moved { self.leaf } else { entry.parent };
             entry.parent = self.resolve_parent(candidate);
         }
         let node = Node {
@@ -257,7 +254,7 @@ impl TreeScan {
 
     /// `parseParentlessCanonicalEntry`: a canonical record without `parentId` hangs under the
     /// current leaf.
-    fn parse_parentless(&mut self, nav: &Nav, canonical: bool) -> Option<Parsed> {
+    fn parse_parentless(&mut self, nav: &Nav<'_>, canonical: bool) -> Option<Parsed> {
         if !canonical || nav.parent_id != Member::Absent {
             return None;
         }
@@ -322,14 +319,16 @@ pub(crate) struct Branch {
 mod tests {
     use super::*;
 
-    fn nav(v: serde_json::Value) -> Nav {
-        serde_json::from_value(v).unwrap_or_default()
+    fn push(t: &mut TreeScan, v: serde_json::Value) {
+        let text = v.to_string();
+        let nav: Nav<'_> = serde_json::from_str(&text).unwrap_or_default();
+        t.push(Some(&nav));
     }
 
     fn scan(records: &[serde_json::Value]) -> Vec<u32> {
         let mut t = TreeScan::default();
         for r in records {
-            t.push(Some(&nav(r.clone())));
+            push(&mut t, r.clone());
         }
         t.active_positions().positions
     }
@@ -405,9 +404,9 @@ mod tests {
     #[test]
     fn an_unreadable_record_keeps_its_position() {
         let mut t = TreeScan::default();
-        t.push(Some(&nav(json!({"type":"message","id":"a","parentId":null}))));
+        push(&mut t, json!({"type":"message","id":"a","parentId":null}));
         t.push(None);
-        t.push(Some(&nav(json!({"type":"message","id":"c","parentId":"b"}))));
+        push(&mut t, json!({"type":"message","id":"c","parentId":"b"}));
         assert_eq!(t.active_positions().positions, vec![0, 2]);
     }
 }

@@ -4,7 +4,7 @@
 //! `dist/openclaw-agent-board-schema-*.mjs` into `tests/data/`), so the CHECK constraints on
 //! `transcript_events` (a row is `event_json` xor `event_zstd` + `event_utf8_bytes` +
 //! `navigation_json`) hold for every row these builders write.
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(dead_code, clippy::unwrap_used, clippy::too_many_arguments)]
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,7 @@ impl StoreBuilder {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let conn = Connection::open(path).unwrap();
         conn.execute_batch(SCHEMA).unwrap();
-        conn.execute_batch("PRAGMA user_version = 23;").unwrap();
+        conn.execute_batch("PRAGMA user_version = 23; PRAGMA synchronous = OFF;").unwrap();
         conn.execute(
             "INSERT INTO schema_meta (meta_key, role, schema_version, agent_id, app_version, created_at, updated_at) VALUES ('primary', 'agent', 23, ?1, '2026.9.6', 0, 0)",
             [agent_id],
