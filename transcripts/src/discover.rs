@@ -59,7 +59,7 @@ struct Found {
     seen_files: HashSet<PathBuf>,
 }
 
-fn is_sqlite(path: &Path) -> bool {
+pub(crate) fn is_sqlite(path: &Path) -> bool {
     let mut magic = [0u8; 16];
     std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"SQLite format 3\0"
 }
@@ -162,12 +162,12 @@ impl Found {
             Err(e) => return self.errors.push(e),
         };
         match store.sessions() {
-            Ok((sessions, cold)) => {
+            Ok((sessions, missing)) => {
                 self.sessions.extend(sessions);
-                self.skipped.extend(cold.into_iter().map(|id| Skipped {
+                self.skipped.extend(missing.into_iter().map(|(id, reason)| Skipped {
                     file: path.to_path_buf(),
                     session_id: Some(id),
-                    reason: "transcript is in a cold archive (restore it with OpenClaw to read it)".into(),
+                    reason,
                 }));
             }
             Err(e) => self.errors.push(e),
@@ -233,8 +233,9 @@ impl Found {
     fn finish(self) -> Discovery {
         let rank = |f: &SourceFormat| match f {
             SourceFormat::AgentStore => 0,
-            SourceFormat::Trajectory => 1,
-            SourceFormat::Jsonl => 2,
+            SourceFormat::ColdArchive => 1,
+            SourceFormat::Trajectory => 2,
+            SourceFormat::Jsonl => 3,
         };
         let mut best: HashMap<(Option<String>, String), (usize, usize)> = HashMap::new();
         for (i, s) in self.sessions.iter().enumerate() {

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
 use crate::mapping::Mapper;
 use crate::reader::Collector;
-use crate::record::{non_blank_value, Nav};
+use crate::record::{non_blank_value, Member, Nav};
 use crate::session::SessionInfo;
 use crate::tree::TreeScan;
 
@@ -108,10 +108,71 @@ pub(crate) fn legacy_keys(dir: &Path) -> HashMap<String, String> {
     out
 }
 
+/// How the lines of a stream hold records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lines {
+    /// One pi record per line (a `.jsonl` transcript); located by line number.
+    Records,
+    /// A cold archive (`sessions/cold/<sha256>.jsonl.zst`, decompressed): envelope lines
+    /// `{"kind":"event","row":{"seq":…,"event_json":"<record>"}}` among header and index lines;
+    /// located by the row's `seq`.
+    ColdEnvelopes,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    kind: Member<'a>,
+    #[serde(borrow, default)]
+    row: Option<&'a serde_json::value::RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ColdRow<'a> {
+    seq: i64,
+    #[serde(borrow)]
+    event_json: std::borrow::Cow<'a, str>,
+}
+
+/// One line's record text and location, or `None` for a line that holds no record.
+fn record_of<'a>(kind: Lines, number: u64, line: &'a [u8]) -> Result<Option<(std::borrow::Cow<'a, str>, Location)>, serde_json::Error> {
+    match kind {
+        Lines::Records => {
+            let text = std::str::from_utf8(line)
+                .map_err(|e| <serde_json::Error as serde::de::Error>::custom(format!("not UTF-8: {e}")))?;
+            Ok(Some((std::borrow::Cow::Borrowed(text), Location::Line(number))))
+        }
+        Lines::ColdEnvelopes => {
+            let env: Envelope<'a> = serde_json::from_slice(line)?;
+            match (env.kind.as_str(), env.row) {
+                (Some("event"), Some(row)) => {
+                    let row: ColdRow<'a> = serde_json::from_str(row.get())?;
+                    Ok(Some((row.event_json, Location::Row(row.seq))))
+                }
+                _ => Ok(None),
+            }
+        }
+    }
+}
+
 /// Streams one JSONL transcript's active branch to `sink`.
 pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+    let path = info.file.clone();
+    let open = || -> Result<Box<dyn BufRead>, Error> { Ok(Box::new(open(&path)?)) };
+    read_stream(info, &open, Lines::Records, sink, out);
+}
+
+/// Streams the active branch of a session whose records are lines of the streams `open` gives
+/// (called twice: one pass for the tree, one for the records on the branch).
+pub(crate) fn read_stream<'s>(
+    info: &Arc<SessionInfo>,
+    open: &dyn Fn() -> Result<Box<dyn BufRead + 's>, Error>,
+    kind: Lines,
+    sink: &mut dyn FnMut(ImportedEvent),
+    out: &mut Collector,
+) {
     let path = info.file.as_path();
-    let at = |n: u64, kind: ErrorKind| Error::new(kind, path).in_session(&info.session_id).at(Location::Line(n));
+    let err = |kind: ErrorKind, at: Location| Error::new(kind, path).in_session(&info.session_id).at(at);
     let io = |e: std::io::Error| Error::new(ErrorKind::Io(e), path).in_session(&info.session_id);
     // Pass 1: tree facts, and the header's version.
     let mut scan = TreeScan::default();
@@ -120,14 +181,30 @@ pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
     let mut bad = 0u64;
     let mut version: Option<f64> = None;
     let mut saw_header = false;
-    let reader = match open(path) {
+    let reader = match open() {
         Ok(r) => r,
         Err(e) => return out.push(e.in_session(&info.session_id)),
     };
     let pass1 = for_each_line(reader, |number, line, unterminated| {
-        lines.push(number);
-        match serde_json::from_slice::<Nav>(line) {
+        let mut fail = |e: serde_json::Error| {
+            lines.push(number);
+            interesting.push(false);
+            scan.push(None);
+            bad += 1;
+            let e = if unterminated { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
+            out.push(err(e, Location::Line(number)));
+        };
+        let text = match record_of(kind, number, line) {
+            Ok(Some((text, _))) => text,
+            Ok(None) => return true,
+            Err(e) => {
+                fail(e);
+                return true;
+            }
+        };
+        match serde_json::from_str::<Nav<'_>>(&text) {
             Ok(nav) => {
+                lines.push(number);
                 if !saw_header && nav.ty.as_str() == Some("session") {
                     saw_header = true;
                     version = nav.version.as_ref().and_then(serde_json::Number::as_f64);
@@ -135,19 +212,14 @@ pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
                 interesting.push(matches!(nav.ty.as_str(), Some("message" | "compaction")));
                 scan.push(Some(&nav));
             }
-            Err(e) => {
-                bad += 1;
-                interesting.push(false);
-                scan.push(None);
-                out.push(at(number, if unterminated { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) }));
-            }
+            Err(e) => fail(e),
         }
         true
     });
     if let Err(e) = pass1 {
         return out.push(io(e));
     }
-    let legacy = version.unwrap_or(1.0) < 2.0;
+    let legacy = kind == Lines::Records && version.unwrap_or(1.0) < 2.0;
     let branch = if legacy { scan.legacy_positions() } else { scan.active_positions() };
     let active: Vec<u64> = branch
         .positions
@@ -162,7 +234,7 @@ pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
     drop(lines);
     drop(interesting);
     // Pass 2: the records on the branch.
-    let reader = match open(path) {
+    let reader = match open() {
         Ok(r) => r,
         Err(e) => return out.push(e.in_session(&info.session_id)),
     };
@@ -173,9 +245,11 @@ pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
             return true;
         }
         next += 1;
-        let result = std::str::from_utf8(line)
-            .map_err(|e| at(number, ErrorKind::BadRecord(format!("not UTF-8: {e}"))))
-            .and_then(|text| mapper.record(text, Location::Line(number), sink));
+        let result = match record_of(kind, number, line) {
+            Ok(Some((text, at))) => mapper.record(&text, at, sink),
+            Ok(None) => Ok(()),
+            Err(e) => Err(err(ErrorKind::Json(e), Location::Line(number))),
+        };
         if let Err(e) = result {
             out.push(e);
         }

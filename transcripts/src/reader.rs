@@ -121,6 +121,7 @@ impl Importer {
                 Err(e) => out.push(e.in_session(&info.session_id)),
             },
             SourceFormat::Jsonl => crate::jsonl::read_session(info, sink, &mut out),
+            SourceFormat::ColdArchive => self.read_cold(info, sink, &mut out),
             SourceFormat::Trajectory => crate::trajectory::read_session(info, sink, &mut out),
         }
         out.finish()
@@ -136,6 +137,29 @@ impl Importer {
     /// The sessions, read one at a time (an iterator: only the current one is in memory).
     pub fn traces<'a>(&'a mut self, sessions: &'a [Arc<SessionInfo>]) -> Traces<'a> {
         Traces { importer: self, sessions, next: 0, progress: None }
+    }
+
+    /// A cold archive: a `.jsonl.zst` file, or a blob in the store.
+    fn read_cold(&mut self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+        use crate::jsonl::{read_stream, Lines};
+        use std::io::BufRead;
+        if crate::discover::is_sqlite(&info.file) {
+            let store = match self.store_for(&info.file) {
+                Ok(s) => s,
+                Err(e) => return out.push(e.in_session(&info.session_id)),
+            };
+            let open = || store.cold_blob(&info.session_id);
+            read_stream(info, &open, Lines::ColdEnvelopes, sink, out);
+        } else {
+            let path = info.file.clone();
+            let open = || -> Result<Box<dyn BufRead>, Error> {
+                let io = |e| Error::new(crate::error::ErrorKind::Io(e), &path);
+                let file = std::fs::File::open(&path).map_err(io)?;
+                let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
+                Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, decoder)))
+            };
+            read_stream(info, &open, Lines::ColdEnvelopes, sink, out);
+        }
     }
 
     fn store_for(&mut self, path: &PathBuf) -> Result<&Store, Error> {

@@ -13,15 +13,20 @@ pub enum SourceFormat {
     /// A trajectory export directory (`openclaw sessions export-trajectory`); `file` is its
     /// `session-branch.json`.
     Trajectory,
+    /// A cold-archived transcript of an agent store (its retention moved the rows out of
+    /// `transcript_events`): `file` is the archive (`sessions/cold/<sha256>.jsonl.zst`), or the
+    /// store itself when the archive is embedded in `session_transcript_cold_archives`.
+    ColdArchive,
 }
 
 impl SourceFormat {
-    /// A short name for reports: `sqlite`, `jsonl` or `trajectory`.
+    /// A short name for reports: `sqlite`, `jsonl`, `trajectory` or `cold`.
     pub fn name(&self) -> &'static str {
         match self {
             SourceFormat::AgentStore => "sqlite",
             SourceFormat::Jsonl => "jsonl",
             SourceFormat::Trajectory => "trajectory",
+            SourceFormat::ColdArchive => "cold",
         }
     }
 }

@@ -101,8 +101,9 @@ impl Store {
         agent_from_store_path(&self.path)
     }
 
-    /// The sessions (session ids with transcript rows) in the store, with their keys.
-    pub(crate) fn sessions(&self) -> Result<(Vec<SessionInfo>, Vec<String>), Error> {
+    /// The sessions in the store, with their keys: those with rows in `transcript_events`, then
+    /// those only in a cold archive; and the cold archives that are missing (with the reason).
+    pub(crate) fn sessions(&self) -> Result<(Vec<SessionInfo>, Vec<(String, String)>), Error> {
         let err = |e| sqlite_err(&self.path, e);
         let agent = self.agent_id();
         // A skip scan over the primary key: one index seek per session, not a pass over all rows.
@@ -115,9 +116,7 @@ impl Store {
             "session_nodes",
             "SELECT session_key FROM session_nodes WHERE current_session_id = ?1 ORDER BY updated_at DESC LIMIT 1",
         )?;
-        let mut out = Vec::new();
-        let mut last = String::new();
-        while let Some(id) = next.query_row([&last], |r| r.get::<_, String>(0)).optional().map_err(err)? {
+        let mut info = |id: String, file: PathBuf, format: SourceFormat| -> Result<SessionInfo, Error> {
             let lookup = |stmt: &mut Option<rusqlite::Statement<'_>>| -> Result<Option<String>, Error> {
                 match stmt {
                     Some(s) => s.query_row([&id], |r| r.get::<_, String>(0)).optional().map_err(err),
@@ -132,35 +131,60 @@ impl Store {
                 (id.clone(), KeySource::SessionId)
             };
             let agent_id = agent.clone().or_else(|| agent_from_key(&key));
-            out.push(SessionInfo {
-                file: self.path.clone(),
-                format: SourceFormat::AgentStore,
-                agent_id,
-                session_key: key,
-                key_source: source,
-                session_id: id.clone(),
-            });
+            Ok(SessionInfo { file, format, agent_id, session_key: key, key_source: source, session_id: id })
+        };
+        let mut out = Vec::new();
+        let mut last = String::new();
+        while let Some(id) = next.query_row([&last], |r| r.get::<_, String>(0)).optional().map_err(err)? {
+            out.push(info(id.clone(), self.path.clone(), SourceFormat::AgentStore)?);
             last = id;
         }
-        let cold = self.cold_only(&out)?;
-        Ok((out, cold))
+        let mut missing = Vec::new();
+        let hot: HashSet<String> = out.iter().map(|s| s.session_id.clone()).collect();
+        for (id, storage, name) in self.cold_archives()? {
+            if hot.contains(&id) {
+                continue;
+            }
+            let file = if storage == "sqlite" { self.path.clone() } else { cold_archive_path(&self.path, &name) };
+            if storage != "sqlite" && !file.is_file() {
+                missing.push((id, format!("cold archive {} is missing", file.display())));
+                continue;
+            }
+            out.push(info(id, file, SourceFormat::ColdArchive)?);
+        }
+        Ok((out, missing))
     }
 
-    /// Session ids whose transcript lives only in a cold archive (not read by this crate).
-    fn cold_only(&self, hot: &[SessionInfo]) -> Result<Vec<String>, Error> {
+    /// `(session_id, storage, archive_name)` of the cold archives.
+    fn cold_archives(&self) -> Result<Vec<(String, String, String)>, Error> {
         if !self.tables.contains("session_transcript_cold_archives") {
             return Ok(Vec::new());
         }
-        let hot: HashSet<&str> = hot.iter().map(|s| s.session_id.as_str()).collect();
         let mut stmt = self
             .conn
-            .prepare("SELECT session_id FROM session_transcript_cold_archives ORDER BY session_id")
+            .prepare("SELECT session_id, storage, archive_name FROM session_transcript_cold_archives ORDER BY session_id")
             .map_err(|e| sqlite_err(&self.path, e))?;
-        let ids = stmt
-            .query_map([], |r| r.get::<_, String>(0))
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|e| sqlite_err(&self.path, e))?;
-        Ok(ids.into_iter().filter(|id| !hot.contains(id.as_str())).collect())
+        Ok(rows)
+    }
+
+    /// A cold archive embedded in the store (`storage = 'sqlite'`), as a decompressing stream
+    /// over the blob (read incrementally, never loaded whole).
+    pub(crate) fn cold_blob(&self, session_id: &str) -> Result<Box<dyn std::io::BufRead + '_>, Error> {
+        let err = |e| sqlite_err(&self.path, e).in_session(session_id);
+        let rowid: i64 = self
+            .conn
+            .query_row("SELECT rowid FROM session_transcript_cold_archives WHERE session_id = ?1", [session_id], |r| r.get(0))
+            .map_err(err)?;
+        let blob = self
+            .conn
+            .blob_open(rusqlite::MAIN_DB, "session_transcript_cold_archives", "archive_blob", rowid, true)
+            .map_err(err)?;
+        let decoder = zstd::stream::read::Decoder::new(blob).map_err(|e| Error::new(ErrorKind::Io(e), &self.path).in_session(session_id))?;
+        Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, decoder)))
     }
 
     fn optional_stmt(&self, table: &str, sql: &str) -> Result<Option<rusqlite::Statement<'_>>, Error> {
@@ -324,6 +348,14 @@ impl Pass1 {
             }
         }
     }
+}
+
+/// `resolveSessionColdArchivePath`: `<dir>/cold/<name>`, where `<dir>` is the sibling
+/// `sessions/` of a store in a directory named `agent`, else the store's directory.
+fn cold_archive_path(store: &Path, name: &str) -> PathBuf {
+    let dir = store.parent().unwrap_or(Path::new("."));
+    let base = if dir.file_name().is_some_and(|n| n == "agent") { dir.parent().unwrap_or(dir).join("sessions") } else { dir.to_path_buf() };
+    base.join("cold").join(name)
 }
 
 fn is_cantopen(e: &rusqlite::Error) -> bool {
