@@ -80,7 +80,7 @@ impl Found {
             self.trajectory(parent);
         } else if is_sqlite(path) {
             self.store(path, explicit);
-        } else if name.ends_with(".jsonl") {
+        } else if crate::jsonl::is_transcript_name(name) {
             self.jsonl(path, explicit);
         } else if explicit {
             self.errors.push(Error::new(ErrorKind::UnknownSource, path));
@@ -134,7 +134,8 @@ impl Found {
             }
             let sessions = agent_dir.join("sessions");
             if let Ok(files) = read_dir_sorted(&sessions) {
-                for f in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file()) {
+                let is_transcript = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(crate::jsonl::is_transcript_name);
+                for f in files.into_iter().filter(|p| is_transcript(p) && p.is_file()) {
                     self.jsonl(&f, true);
                 }
             }
@@ -186,11 +187,12 @@ impl Found {
         if !header.is_header && !explicit {
             return;
         }
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("session").to_string();
+        let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("session");
+        let stem = name.split(".jsonl").next().unwrap_or(name).to_string();
         let session_id = header.session_id.unwrap_or(stem);
         let dir = path.parent().unwrap_or(Path::new("."));
-        let (session_key, key_source) = match crate::jsonl::legacy_keys(dir).remove(&session_id) {
-            Some(k) => (k, KeySource::SessionsJson),
+        let (session_key, key_source) = match crate::jsonl::known_keys(dir).remove(&session_id) {
+            Some(known) => known,
             None => (session_id.clone(), KeySource::SessionId),
         };
         let agent_id = agent_from_sessions_path(path).or_else(|| agent_from_key(&session_key));
@@ -220,8 +222,9 @@ impl Found {
             Some(k) => (k, KeySource::Manifest),
             None => (session_id.clone(), KeySource::SessionId),
         };
+        let events = dir.join(crate::trajectory::EVENTS_FILE);
         self.sessions.push(SessionInfo {
-            file: branch,
+            file: if events.is_file() { events } else { branch },
             format: SourceFormat::Trajectory,
             agent_id: agent_from_key(&session_key),
             session_key,

@@ -19,7 +19,7 @@ use crate::event::ImportedEvent;
 use crate::mapping::Mapper;
 use crate::reader::Collector;
 use crate::record::{non_blank_value, Member, Nav};
-use crate::session::SessionInfo;
+use crate::session::{KeySource, SessionInfo};
 use crate::tree::TreeScan;
 
 /// What the first record says about the file.
@@ -60,8 +60,25 @@ fn for_each_line<R: BufRead>(mut r: R, mut f: impl FnMut(u64, &[u8], bool) -> bo
     }
 }
 
-fn open(path: &Path) -> Result<BufReader<File>, Error> {
-    File::open(path).map(|f| BufReader::with_capacity(1 << 16, f)).map_err(|e| Error::new(ErrorKind::Io(e), path))
+/// Whether `path` is a zstd-compressed transcript: the archives OpenClaw writes when a session
+/// is deleted or reset (`<sessionId>.jsonl.deleted.<ts>.<hash>.zst`, `….jsonl.reset.….zst`).
+pub(crate) fn is_compressed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+/// A transcript file name: `*.jsonl`, or a `*.jsonl.*.zst` archive.
+pub(crate) fn is_transcript_name(name: &str) -> bool {
+    name.ends_with(".jsonl") || (name.ends_with(".zst") && name.contains(".jsonl.") && !name.ends_with(".jsonl.zst"))
+}
+
+fn open(path: &Path) -> Result<Box<dyn BufRead>, Error> {
+    let io = |e| Error::new(ErrorKind::Io(e), path);
+    let file = File::open(path).map_err(io)?;
+    if is_compressed(path) {
+        let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
+        return Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)));
+    }
+    Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
 }
 
 /// Reads the first record of a JSONL file.
@@ -86,8 +103,23 @@ pub(crate) fn probe(path: &Path) -> Result<Header, Error> {
     }
 }
 
+/// Session id → key for the transcript files of `dir`: from the agent store beside it
+/// (`../agent/openclaw-agent.sqlite`, table `session_transcript_archives`, which keeps the key
+/// of every deleted or reset transcript), then from a legacy `sessions.json`.
+pub(crate) fn known_keys(dir: &Path) -> HashMap<String, (String, KeySource)> {
+    let mut keys: HashMap<String, (String, KeySource)> =
+        legacy_keys(dir).into_iter().map(|(id, key)| (id, (key, KeySource::SessionsJson))).collect();
+    let store = dir.parent().map(|p| p.join("agent").join("openclaw-agent.sqlite"));
+    if let Some(store) = store.filter(|p| p.is_file()) {
+        if let Ok(store) = crate::store::Store::open(&store) {
+            keys.extend(store.archived_keys().into_iter().map(|(id, key)| (id, (key, KeySource::TranscriptArchives))));
+        }
+    }
+    keys
+}
+
 /// A legacy `sessions.json` (session key → entry with `sessionId`), as a map session id → key.
-pub(crate) fn legacy_keys(dir: &Path) -> HashMap<String, String> {
+fn legacy_keys(dir: &Path) -> HashMap<String, String> {
     #[derive(Deserialize)]
     struct Entry {
         #[serde(rename = "sessionId", default)]
@@ -158,7 +190,7 @@ fn record_of<'a>(kind: Lines, number: u64, line: &'a [u8]) -> Result<Option<(std
 /// Streams one JSONL transcript's active branch to `sink`.
 pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
     let path = info.file.clone();
-    let open = || -> Result<Box<dyn BufRead>, Error> { Ok(Box::new(open(&path)?)) };
+    let open = || open(&path);
     read_stream(info, &open, Lines::Records, sink, out);
 }
 
@@ -258,5 +290,5 @@ pub(crate) fn read_stream<'s>(
     if let Err(e) = pass2 {
         out.push(io(e));
     }
-    out.stats = mapper.stats;
+    out.stats = mapper.finish();
 }

@@ -66,6 +66,11 @@ pub struct SessionStats {
     pub orphan_results: u64,
     /// Records that could not be read (each one is also an error).
     pub bad_records: u64,
+    /// Tool calls with no result in the transcript. A call at the end of a run that has none is
+    /// usually one the gateway aborted: the post-compaction guard aborts on an outcome that is
+    /// then never persisted (the 2026.9.6 fixture's session (b) ends that way), so a replay
+    /// cannot see that last outcome.
+    pub unanswered_calls: u64,
 }
 
 struct PendingCall {
@@ -90,6 +95,12 @@ pub(crate) struct Mapper {
 }
 
 impl Mapper {
+    /// The session's counts, once every record was mapped.
+    pub(crate) fn finish(mut self) -> SessionStats {
+        self.stats.unanswered_calls = self.pending.values().map(|q| q.len() as u64).sum();
+        self.stats
+    }
+
     pub(crate) fn new(info: Arc<SessionInfo>) -> Self {
         let key: Arc<str> = info.session_key.as_str().into();
         let agent = info.agent_id.as_deref().map(Arc::from);

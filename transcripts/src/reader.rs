@@ -122,6 +122,9 @@ impl Importer {
             },
             SourceFormat::Jsonl => crate::jsonl::read_session(info, sink, &mut out),
             SourceFormat::ColdArchive => self.read_cold(info, sink, &mut out),
+            SourceFormat::Trajectory if info.file.ends_with(crate::trajectory::EVENTS_FILE) => {
+                crate::trajectory::read_events(info, sink, &mut out)
+            }
             SourceFormat::Trajectory => crate::trajectory::read_session(info, sink, &mut out),
         }
         out.finish()

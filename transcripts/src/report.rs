@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{EventKind, EventRef, Recorded};
-use crate::reader::SessionTrace;
+use crate::reader::{SessionRead, SessionTrace};
 use crate::session::SessionInfo;
 
 /// The fields of a decision line (spec/trace-format.md) a report reads.
@@ -130,6 +130,8 @@ pub struct SessionRow {
     pub gateway_warning: Option<Finding>,
     /// Errors met while reading the session (see the import's error list).
     pub read_errors: u64,
+    /// Tool calls without a result in the transcript (see [`crate::SessionStats::unanswered_calls`]).
+    pub unanswered_calls: u64,
     /// Counts by detector.
     pub by_detector: BTreeMap<String, DetectorCounts>,
 }
@@ -160,6 +162,7 @@ impl SessionTally {
             gateway_block: None,
             gateway_warning: None,
             read_errors: 0,
+            unanswered_calls: 0,
             by_detector: BTreeMap::new(),
         };
         SessionTally { row, seen: 0 }
@@ -235,9 +238,10 @@ impl SessionTally {
         Ok(())
     }
 
-    /// Sets the number of read errors of the session.
-    pub fn set_read_errors(&mut self, n: u64) {
-        self.row.read_errors = n;
+    /// Takes the read errors and unanswered calls of the session from its [`SessionRead`].
+    pub fn set_read(&mut self, read: &SessionRead) {
+        self.row.read_errors = read.errors.len() as u64 + read.errors_dropped;
+        self.row.unanswered_calls = read.stats.unanswered_calls;
     }
 
     /// The finished row.
@@ -311,7 +315,7 @@ impl ReportBuilder {
         for (event, decision) in trace.events.iter().zip(decisions) {
             tally.observe(&event.reference, decision.as_ref())?;
         }
-        tally.set_read_errors(trace.read.errors.len() as u64 + trace.read.errors_dropped);
+        tally.set_read(&trace.read);
         self.rows.push(tally.finish());
         Ok(())
     }

@@ -11,7 +11,7 @@ pub enum SourceFormat {
     /// A pi-format JSONL transcript, as older releases wrote under `agents/<id>/sessions/`.
     Jsonl,
     /// A trajectory export directory (`openclaw sessions export-trajectory`); `file` is its
-    /// `session-branch.json`.
+    /// `events.jsonl`, or its `session-branch.json` when there is no `events.jsonl`.
     Trajectory,
     /// A cold-archived transcript of an agent store (its retention moved the rows out of
     /// `transcript_events`): `file` is the archive (`sessions/cold/<sha256>.jsonl.zst`), or the
@@ -41,6 +41,9 @@ pub enum KeySource {
     SessionNodes,
     /// A legacy `sessions.json` beside the JSONL file.
     SessionsJson,
+    /// `session_transcript_archives.session_key` of the agent store beside a deleted or reset
+    /// transcript archive.
+    TranscriptArchives,
     /// The trajectory export's `manifest.json` (`sessionKey`).
     Manifest,
     /// Nothing mapped the session id to a key: the key is the session id itself.

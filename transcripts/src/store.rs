@@ -45,6 +45,9 @@ fn file_uri(path: &Path, query: &str) -> String {
     uri
 }
 
+/// A cold archive the store lists but whose file is gone: (session id, reason).
+pub(crate) type MissingArchive = (String, String);
+
 /// An open agent store.
 pub(crate) struct Store {
     pub path: PathBuf,
@@ -103,7 +106,7 @@ impl Store {
 
     /// The sessions in the store, with their keys: those with rows in `transcript_events`, then
     /// those only in a cold archive; and the cold archives that are missing (with the reason).
-    pub(crate) fn sessions(&self) -> Result<(Vec<SessionInfo>, Vec<(String, String)>), Error> {
+    pub(crate) fn sessions(&self) -> Result<(Vec<SessionInfo>, Vec<MissingArchive>), Error> {
         let err = |e| sqlite_err(&self.path, e);
         let agent = self.agent_id();
         // A skip scan over the primary key: one index seek per session, not a pass over all rows.
@@ -153,6 +156,18 @@ impl Store {
             out.push(info(id, file, SourceFormat::ColdArchive)?);
         }
         Ok((out, missing))
+    }
+
+    /// Session id → key of the deleted and reset transcripts (`session_transcript_archives`).
+    pub(crate) fn archived_keys(&self) -> std::collections::HashMap<String, String> {
+        if !self.tables.contains("session_transcript_archives") {
+            return Default::default();
+        }
+        let rows = self.conn.prepare("SELECT session_id, session_key FROM session_transcript_archives").and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        });
+        rows.map(|v| v.into_iter().collect()).unwrap_or_default()
     }
 
     /// `(session_id, storage, archive_name)` of the cold archives.
@@ -300,7 +315,7 @@ impl Store {
                 }
             }
         }
-        out.stats = mapper.stats;
+        out.stats = mapper.finish();
         Ok(())
     }
 

@@ -1,11 +1,22 @@
 //! Trajectory exports (`openclaw sessions export-trajectory`): a directory with `manifest.json`,
 //! `events.jsonl` and `session-branch.json`.
 //!
-//! `session-branch.json` is `{header, leafId, entries}` where `entries` is the active branch,
-//! already resolved by OpenClaw's `readSessionBranch` (the same scan as [`crate::tree`]), with
-//! the raw pi records (paths redacted to `$WORKSPACE_DIR`). That is what is read: `events.jsonl`
-//! holds the same records re-shaped and sanitized for diagnostics, and its compaction events
-//! lose `__openclaw.runId`. The document is parsed as a stream: one entry in memory at a time.
+//! Both files hold the active branch, already resolved by OpenClaw's `readSessionBranch` (the
+//! same scan as [`crate::tree`]), paths redacted to `$WORKSPACE_DIR`:
+//!
+//! - `events.jsonl` (read when present): runtime events mixed with one transcript event per
+//!   record (`source:"transcript"`, `entryId`/`parentEntryId`, `data.message` for messages,
+//!   `type` `user.message`/`assistant.message`/`tool.result`/`session.compaction`/…, plus a
+//!   derived `tool.call` per call, skipped here), sorted by timestamp, so they are put back in
+//!   transcript order by `sourceSeq`: a first pass keeps (sourceSeq, offset) per transcript line,
+//!   the second reads the lines in that order. Its compaction events lose `__openclaw.runId`:
+//!   they get the run of the message before them (a compaction happens inside the run that
+//!   overflowed, and that run is retried), which is what the fixture made by the real gateway
+//!   shows.
+//! - `session-branch.json` (`{header, leafId, entries}`, the raw records): read only when
+//!   there is no `events.jsonl`. The real 2026.9.6 export **truncates** its `entries` array (the
+//!   support-bundle sanitizer replaces the elements after the first dozen or so with the string
+//!   `"[Truncated]"`), so such elements are errors that name the entry.
 
 use std::fmt;
 use std::fs::File;
@@ -21,7 +32,7 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
 use crate::mapping::Mapper;
 use crate::reader::Collector;
-use crate::record::{non_blank_value, Nav};
+use crate::record::{non_blank_value, Entry, Member, Nav, OpenClawMeta};
 use crate::session::SessionInfo;
 
 /// The branch file of an export directory.
@@ -130,7 +141,118 @@ impl<'de> Visitor<'de> for Entries<'_> {
     }
 }
 
-/// Streams the export's branch to `sink`.
+/// The events file of an export directory.
+pub(crate) const EVENTS_FILE: &str = "events.jsonl";
+
+#[derive(Deserialize)]
+struct LineHead<'a> {
+    #[serde(borrow, default)]
+    source: Member<'a>,
+    #[serde(rename = "type", borrow, default)]
+    ty: Member<'a>,
+    #[serde(rename = "sourceSeq", default)]
+    source_seq: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct TranscriptLine<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Member<'a>,
+    #[serde(borrow, default)]
+    ts: Member<'a>,
+    #[serde(borrow, default)]
+    data: Option<LineData<'a>>,
+}
+
+#[derive(Deserialize)]
+struct LineData<'a> {
+    #[serde(borrow, default)]
+    message: Option<crate::record::Message<'a>>,
+}
+
+/// Streams an export's `events.jsonl` transcript events to `sink`, in transcript order.
+pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+    use std::io::{BufRead, Read, Seek, SeekFrom};
+    let path = info.file.as_path();
+    let err = |kind: ErrorKind, n: u64| Error::new(kind, path).in_session(&info.session_id).at(Location::Line(n));
+    let io = |e: std::io::Error| Error::new(ErrorKind::Io(e), path).in_session(&info.session_id);
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return out.push(io(e)),
+    };
+    // Pass 1: where each transcript line is, by sourceSeq.
+    let mut index: Vec<(i64, u64, u64, u64)> = Vec::new();
+    {
+        let mut reader = BufReader::with_capacity(1 << 16, &mut file);
+        let (mut offset, mut number, mut buf) = (0u64, 0u64, Vec::new());
+        loop {
+            buf.clear();
+            let n = match reader.read_until(b'\n', &mut buf) {
+                Ok(n) => n,
+                Err(e) => return out.push(io(e)),
+            };
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                match serde_json::from_slice::<LineHead<'_>>(line) {
+                    Ok(h) if h.source.as_str() == Some("transcript") && h.ty.as_str() != Some("tool.call") => {
+                        index.push((h.source_seq.unwrap_or(i64::MAX), number, offset, line.len() as u64));
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        let kind = if buf.last() != Some(&b'\n') { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
+                        out.push(err(kind, number));
+                    }
+                }
+            }
+            offset += n as u64;
+        }
+    }
+    index.sort_by_key(|&(seq, number, _, _)| (seq, number));
+    // Pass 2: the transcript lines in order, rebuilt as pi records.
+    let mut mapper = Mapper::new(info.clone());
+    let mut last_run: Option<String> = None;
+    let mut buf = Vec::new();
+    for (_, number, offset, len) in index {
+        buf.resize(len as usize, 0);
+        if let Err(e) = file.seek(SeekFrom::Start(offset)).and_then(|_| file.read_exact(&mut buf)) {
+            out.push(io(e));
+            break;
+        }
+        mapper.stats.records += 1;
+        let line: TranscriptLine<'_> = match serde_json::from_slice(&buf) {
+            Ok(l) => l,
+            Err(e) => {
+                mapper.stats.bad_records += 1;
+                out.push(err(ErrorKind::Json(e), number));
+                continue;
+            }
+        };
+        let ty = line.ty.as_str().unwrap_or("");
+        let message = line.data.and_then(|d| d.message);
+        let entry = if ty == "session.compaction" {
+            let run = last_run.clone().map(|r| Member::Str(r.into())).unwrap_or_default();
+            Entry { ty: Member::Str("compaction".into()), timestamp: line.ts, message: None, openclaw: Some(OpenClawMeta { run_id: run }) }
+        } else if let Some(m) = message {
+            if let Some(run) = m.openclaw.as_ref().and_then(|o| o.run_id.as_str()) {
+                last_run = Some(run.to_string());
+            }
+            Entry { ty: Member::Str("message".into()), timestamp: line.ts, message: Some(m), openclaw: None }
+        } else {
+            continue;
+        };
+        if let Err(e) = mapper.entry(&entry, Location::Line(number), sink) {
+            out.push(e);
+        }
+    }
+    out.stats = mapper.finish();
+}
+
+/// Streams the export's `session-branch.json` to `sink`.
 pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
     let path: PathBuf = info.file.clone();
     let file = match File::open(&path) {
@@ -155,5 +277,5 @@ pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
         mapper.stats.bad_records += 1;
         out.push(Error::new(ErrorKind::Json(e), &path).in_session(&info.session_id));
     }
-    out.stats = mapper.stats;
+    out.stats = mapper.finish();
 }

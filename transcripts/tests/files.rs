@@ -113,7 +113,9 @@ fn a_trajectory_export_reads_its_branch() {
 fn the_three_formats_give_the_same_trace() {
     let tmp = tempfile::tempdir().unwrap();
     let mut records = exec_loop("s-1", "run-1", 4, true);
-    records.push(compaction("k", "r4", "run-2"));
+    // The compaction belongs to the run that overflowed (the export loses its run id and takes
+    // the run of the record before it).
+    records.push(compaction("k", "r4", "run-1"));
     // A forked-off branch, which the export leaves out and the two others must skip.
     records.push(assistant("side", "u0", "run-9", &[("cx", "read", json!({"path":"/x"}))]));
     records.push(user("u9", Some("k"), "back on the main branch"));
@@ -146,4 +148,36 @@ fn the_three_formats_give_the_same_trace() {
     assert_eq!(all.sessions.len(), 1);
     assert_eq!(all.sessions[0].format, SourceFormat::AgentStore);
     assert_eq!(all.skipped.len(), 2);
+}
+
+#[test]
+fn an_export_without_events_jsonl_reads_its_branch_file_and_names_truncated_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("export");
+    write_trajectory_with(&dir, "agent:main:x", "x", &exec_loop("x", "run", 10, false), true);
+    std::fs::remove_file(dir.join("events.jsonl")).unwrap();
+    let found = discover(&[&dir]);
+    assert!(found.sessions[0].file.ends_with("session-branch.json"));
+    let (lines, read) = trace_lines(&found.sessions[0]);
+    // 21 entries (user + 10 calls + 10 results); the first 12 survive: 6 calls and 5 results
+    // (a12, the 6th call, is the 12th entry).
+    assert_eq!(lines.len(), 11);
+    assert_eq!(read.errors.len(), 9);
+    assert_eq!(read.errors[0].location(), Some(Location::Entry(13)));
+    assert!(read.errors[0].to_string().contains("session-branch.json: session x: entry 13"), "{}", read.errors[0]);
+}
+
+#[test]
+fn export_events_are_put_back_in_transcript_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("export");
+    write_trajectory(&dir, "agent:main:x", "x", &exec_loop("x", "run", 3, false));
+    // Reverse the file: the reader orders transcript lines by sourceSeq, not by position.
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let reversed: String = text.lines().rev().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("events.jsonl"), reversed).unwrap();
+    let (lines, read) = trace_lines(&discover(&[&dir]).sessions[0]);
+    assert!(read.is_clean(), "{:?}", read.errors);
+    let kinds: Vec<_> = lines.iter().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].clone()).collect();
+    assert_eq!(kinds, vec![json!("tool_call"), json!("tool_result"), json!("tool_call"), json!("tool_result"), json!("tool_call"), json!("tool_result")]);
 }

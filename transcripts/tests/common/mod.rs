@@ -208,16 +208,61 @@ pub fn write_jsonl(path: &Path, records: &[Value]) {
     std::fs::write(path, text).unwrap();
 }
 
-/// Writes a trajectory export directory: manifest.json, events.jsonl (minimal) and
-/// session-branch.json.
+/// Writes a trajectory export directory as 2026.9.6 does: manifest.json, events.jsonl (runtime
+/// lines and one transcript line per record, sorted by timestamp, with a derived `tool.call` per
+/// call and compactions without their run id) and session-branch.json (whose `entries` the real
+/// export truncates after a dozen: `truncate_branch` does the same).
 pub fn write_trajectory(dir: &Path, session_key: &str, session_id: &str, records: &[Value]) {
+    write_trajectory_with(dir, session_key, session_id, records, false)
+}
+
+pub fn write_trajectory_with(dir: &Path, session_key: &str, session_id: &str, records: &[Value], truncate_branch: bool) {
     std::fs::create_dir_all(dir).unwrap();
     let header = records.iter().find(|r| r["type"] == "session").cloned().unwrap_or(Value::Null);
     let entries: Vec<Value> = records.iter().filter(|r| r["type"] != "session").cloned().collect();
     let leaf = entries.last().and_then(|e| e.get("id")).cloned().unwrap_or(Value::Null);
     let manifest = json!({"traceSchema":"openclaw-trajectory","schemaVersion":1,"sessionId":session_id,"sessionKey":session_key,"leafId":leaf});
     std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-    std::fs::write(dir.join("events.jsonl"), "").unwrap();
+    let mut events = vec![json!({"traceSchema":"openclaw-trajectory","source":"runtime","type":"session.started","ts":"2026-12-01T20:00:00.000Z","seq":0,"sessionKey":session_key,"runId":"r","data":{}})];
+    let mut seq = 0;
+    for e in &entries {
+        let base = |ty: &str, data: Value, seq: i64| json!({"traceSchema":"openclaw-trajectory","schemaVersion":1,"traceId":session_id,"source":"transcript","type":ty,
+            "ts":e["timestamp"],"seq":0,"sourceSeq":seq,"sessionId":session_id,"sessionKey":session_key,"workspaceDir":"$WORKSPACE_DIR",
+            "entryId":e["id"],"parentEntryId":e["parentId"],"data":data});
+        match e["type"].as_str() {
+            Some("message") => {
+                let role = e["message"]["role"].as_str().unwrap_or("");
+                let ty = match role { "user" => "user.message", "assistant" => "assistant.message", "toolResult" => "tool.result", _ => "message.other" };
+                seq += 1;
+                events.push(base(ty, json!({"message": e["message"]}), seq));
+                if let Some(parts) = e["message"]["content"].as_array() {
+                    for (i, p) in parts.iter().enumerate().filter(|(_, p)| p["type"] == "toolCall") {
+                        seq += 1;
+                        events.push(base("tool.call", json!({"toolCallId":p["id"],"name":p["name"],"arguments":p["arguments"],"assistantEntryId":e["id"],"blockIndex":i}), seq));
+                    }
+                }
+            }
+            Some("compaction") => {
+                seq += 1;
+                events.push(base("session.compaction", json!({"summary":e["summary"],"firstKeptEntryId":e["firstKeptEntryId"],"tokensBefore":e["tokensBefore"],"fromHook":true}), seq));
+            }
+            Some(other) => {
+                seq += 1;
+                events.push(base(&format!("session.{other}"), json!({}), seq));
+            }
+            None => {}
+        }
+    }
+    // Sorted by timestamp (stable), as `sortTrajectoryEvents` does: records that share a
+    // timestamp stay in order, others move.
+    events.sort_by(|a, b| a["ts"].as_str().unwrap_or("").cmp(b["ts"].as_str().unwrap_or("")));
+    let text: String = events.iter().map(|e| e.to_string() + "\n").collect();
+    std::fs::write(dir.join("events.jsonl"), text).unwrap();
+    let entries: Vec<Value> = if truncate_branch {
+        entries.iter().enumerate().map(|(i, e)| if i < 12 { e.clone() } else { json!("[Truncated]") }).collect()
+    } else {
+        entries
+    };
     let branch = json!({"header": header, "leafId": leaf, "entries": entries});
     std::fs::write(dir.join("session-branch.json"), serde_json::to_string_pretty(&branch).unwrap()).unwrap();
 }
