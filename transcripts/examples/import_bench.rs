@@ -80,6 +80,12 @@ fn generate(path: &Path, calls: usize, sessions: usize) {
     drop(tx.commit());
 }
 
+/// Nanoseconds this process has run on a CPU (Linux `/proc/self/schedstat`): the figure that
+/// does not depend on what else the machine is running.
+fn cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -99,6 +105,7 @@ fn main() {
         eprintln!("generated {calls} tool calls in {sessions} sessions ({:.1} MB) in {:.1?}", size as f64 / 1e6, t.elapsed());
     }
     let before = peak_rss_kib();
+    let cpu_before = cpu_ns();
     let t = Instant::now();
     let found = discover(&[&path]);
     let mut importer = Importer::default();
@@ -121,6 +128,10 @@ fn main() {
         found.sessions.len(),
         tool_calls as f64 / secs
     );
+    if let (Some(b), Some(a)) = (cpu_before, cpu_ns()) {
+        let cpu = (a - b) as f64 / 1e9;
+        println!("on-CPU time {cpu:.2} s: {:.0} tool calls per CPU-second", tool_calls as f64 / cpu);
+    }
     if let (Some(b), Some(a)) = (before, peak_rss_kib()) {
         println!("peak RSS {:.1} MB (before the import {:.1} MB)", a as f64 / 1024.0, b as f64 / 1024.0);
     }

@@ -149,3 +149,19 @@ fn what_if_lists_the_sessions_whose_verdicts_change() {
     assert_eq!(lines[0]["changes"][0]["by"], 5);
     assert_eq!(lines[2]["type"], "summary");
 }
+
+#[test]
+fn progress_reports_sessions_and_calls_and_the_bar_hides_off_a_terminal() {
+    let (tmp, _) = two_sessions();
+    let found = discover(&[tmp.path()]);
+    let mut seen = Vec::new();
+    let mut importer = Importer::default();
+    let n = importer.traces(&found.sessions).with_progress(loopguard_transcripts::progress_fn(|done, total, calls| seen.push((done, total, calls)))).count();
+    assert_eq!(n, 2);
+    assert_eq!(seen, vec![(0, 2, 0), (1, 2, 26), (2, 2, 31)]);
+    // Test output is captured, so stderr is not a terminal here.
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        assert!(!loopguard_transcripts::TerminalProgress::new().is_visible());
+    }
+}
