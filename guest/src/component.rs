@@ -32,14 +32,16 @@ pub mod bindings {
 use bindings::exports::loopguard::policy::guard::{Gateway, Guest as GuardGuest, GuestGateway};
 use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, ErrorKind as WitKind, GroupReply, GroupRound,
-    GroupStart, GroupStep, GroupThread, OutcomeVerdict, PolicyError, StopReason, Stats as WitStats, Suppression,
+    GroupStart, GroupStep, GroupThread, OutcomeVerdict, PolicyError, Stats as WitStats, StopReason, Suppression,
     ToolAction, ToolCall, ToolOutcome, ToolVerdict,
 };
 use bindings::Guest;
 
 /// The decision API the component exports. Every method but [`Core::create`] and
 /// [`Core::gateway`] has a default that calls the real gateway, so a wrapper overrides only what
-/// it changes.
+/// it changes. (The defaults name `CoreGateway::` explicitly: for the real gateway, `Self` is
+/// `CoreGateway`, and a method call on `&mut CoreGateway` would pick this trait's `&mut self`
+/// method over an inherent `&self` one and recurse.)
 #[allow(missing_docs)]
 pub trait Core: Sized + 'static {
     /// A gateway from a config document.
@@ -57,19 +59,19 @@ pub trait Core: Sized + 'static {
         crate::replay::replay(config, trace)
     }
     fn check_tool_call(&mut self, call: &tl::ToolCall<'_>) -> tl::ToolVerdict {
-        self.gateway().check_tool_call(call)
+        CoreGateway::check_tool_call(self.gateway(), call)
     }
     fn record_tool_outcome(&mut self, call: &tl::ToolCall<'_>, outcome: Outcome<'_>) -> tl::OutcomeVerdict {
-        self.gateway().record_tool_outcome(call, outcome)
+        CoreGateway::record_tool_outcome(self.gateway(), call, outcome)
     }
     fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String, CoreError> {
-        self.gateway().apply_events(events, first_line)
+        CoreGateway::apply_events(self.gateway(), events, first_line)
     }
     fn export_state(&mut self) -> Vec<u8> {
-        self.gateway().export_state()
+        CoreGateway::export_state(self.gateway())
     }
     fn import_state(&mut self, snapshot: &[u8]) -> Result<(), CoreError> {
-        self.gateway().import_state(snapshot)
+        CoreGateway::import_state(self.gateway(), snapshot)
     }
 }
 

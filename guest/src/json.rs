@@ -419,7 +419,9 @@ mod tests {
 
     #[test]
     fn numbers_are_doubles_as_in_javascript() {
-        for (text, want) in [("1.0", 1.0), ("-0", 0.0), ("1e400", f64::INFINITY), ("9007199254740993", 9007199254740992.0)] {
+        for (text, want) in
+            [("1.0", 1.0), ("-0", 0.0), ("1e400", f64::INFINITY), ("9007199254740993", 9007199254740992.0)]
+        {
             assert_eq!(parse(text), Ok(Json::Num(want)), "{text}");
         }
         for bad in ["01", "1.", ".5", "1e", "+1", "-", "0x10"] {

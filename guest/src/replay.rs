@@ -127,4 +127,3 @@ fn write_list(items: &[String], out: &mut String) {
     }
     out.push(']');
 }
-

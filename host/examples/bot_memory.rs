@@ -43,7 +43,7 @@ fn cpu_time() -> Option<Duration> {
 /// the slowest decision that created a pair, in CPU time, and the pair count it made).
 fn measure(policy: &Policy, pairs: usize, events: usize) -> (f64, f64, Duration, usize) {
     let mut gw = policy.gateway("{}").expect("gateway");
-    let before = gw.bot_stats().expect("stats").memory_bytes;
+    let before = gw.stats().expect("stats").memory_bytes;
     // The benchmark's pairs; each event rewrites the timestamp and event id in place.
     let mut messages: Vec<BotMessage> = (0..pairs).map(|p| bot_workload::message(p, 0)).collect();
     let (mut slowest, mut slowest_at) = (Duration::ZERO, 0);
@@ -68,8 +68,8 @@ fn measure(policy: &Policy, pairs: usize, events: usize) -> (f64, f64, Duration,
             );
         }
     }
-    let stats = gw.bot_stats().expect("stats");
-    assert_eq!(stats.pairs as usize, pairs, "every pair is tracked (none evicted or pruned)");
+    let stats = gw.stats().expect("stats");
+    assert_eq!(stats.bot_pairs as usize, pairs, "every pair is tracked (none evicted or pruned)");
     let per_pair = (stats.memory_bytes - before) as f64 / pairs as f64;
     (per_pair, stats.memory_bytes as f64 / f64::from(1 << 20), slowest, slowest_at)
 }

@@ -108,11 +108,11 @@ fn main() {
     let gw = SwappableGateway::new(real.clone(), CONFIG, Supervision::default()).expect("gateway");
     let t = Instant::now();
     fill(&gw);
-    let bot = gw.bot_stats().expect("bot stats");
+    let bot = gw.stats().expect("stats");
     println!(
         "state: {} sessions, {} bot pairs, guest memory {} MiB (filled in {:.1} s)",
-        gw.stats().expect("stats").sessions,
-        bot.pairs,
+        bot.sessions,
+        bot.bot_pairs,
         bot.memory_bytes >> 20,
         t.elapsed().as_secs_f64()
     );

@@ -7,6 +7,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub use crate::bindings::loopguard::policy::types::ErrorKind;
+
 /// Everything the host library can fail with.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -55,6 +57,8 @@ pub enum Error {
     /// An expected failure reported by the guest (`policy-error`): bad config, malformed input or
     /// an unreadable snapshot. `path` is where (`tools.loopDetection.historySize`, `line 3: args`).
     Policy {
+        /// What kind of failure (`config`, `input`, `snapshot`, `too-large`).
+        kind: ErrorKind,
         /// Where the problem is, as the guest names it.
         path: String,
         /// What is wrong and how to fix it.
@@ -80,6 +84,17 @@ impl Error {
     /// caller must drop it and make a new one.
     pub fn breaks_instance(&self) -> bool {
         matches!(self, Error::Trap { .. } | Error::Timeout { .. } | Error::OutOfMemory { .. })
+    }
+
+    /// The name of an error kind as the WIT spells it (`config`, `input`, `snapshot`,
+    /// `too-large`), for wrappers and logs.
+    pub fn kind_name(kind: ErrorKind) -> &'static str {
+        match kind {
+            ErrorKind::Config => "config",
+            ErrorKind::Input => "input",
+            ErrorKind::Snapshot => "snapshot",
+            ErrorKind::TooLarge => "too-large",
+        }
     }
 
     /// Wraps a wasmtime error from a call into the guest as a one-line [`Error::Trap`].
@@ -139,7 +154,7 @@ impl fmt::Display for Error {
             Error::OutOfMemory { call, limit_bytes } => {
                 write!(f, "the policy ran out of memory in {call} (cap {} MiB) and was stopped", limit_bytes >> 20)
             }
-            Error::Policy { path, reason } => write!(f, "{path}: {reason}"),
+            Error::Policy { path, reason, .. } => write!(f, "{path}: {reason}"),
             Error::Io { what, source } => write!(f, "{what}: {source}"),
             Error::Trap { message } => write!(f, "the policy trapped: {message}"),
         }

@@ -29,11 +29,10 @@ pub mod replay;
 mod swap;
 
 pub use bindings::loopguard::policy::types::{
-    AbortInfo, BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, Detector, GatewayStats, GroupReply,
-    GroupRound, GroupStart, GroupStep, GroupThread, OutcomeVerdict, StopReason, Suppression, ToolAction, ToolCall,
-    ToolOutcome, ToolVerdict,
+    AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupRound, GroupStart, GroupStep,
+    GroupThread, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
 };
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use gateway::Gateway;
 pub use limits::{Limits, EPOCH_TICK};
 pub use policy::{use_compile_cache, Inspection, Instance, LoadOptions, Policy, INTERFACE_VERSION};

@@ -332,7 +332,7 @@ impl Instance {
     pub fn replay(&mut self, config: &str, trace: &str) -> Result<String> {
         let deadline = self.limits.batch(config.len() + trace.len());
         let out = self.call("replay", deadline, |store, b| b.call_replay(store, config, trace))?;
-        out.map_err(|e| Error::Policy { path: e.path, reason: e.reason })
+        out.map_err(crate::gateway::policy_error)
     }
 
     /// Builds a gateway from a config document; the gateway owns this instance.
@@ -341,8 +341,8 @@ impl Instance {
         let created =
             self.call("create", deadline, |store, b| b.loopguard_policy_guard().gateway().call_create(store, config));
         match created? {
-            Ok(handle) => Gateway::new(self, handle),
-            Err(e) => Err(Error::Policy { path: e.path, reason: e.reason }),
+            Ok(handle) => Ok(Gateway::new(self, handle)),
+            Err(e) => Err(crate::gateway::policy_error(e)),
         }
     }
 

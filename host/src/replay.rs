@@ -76,6 +76,7 @@ impl ApplyEvents for Renumbered<'_> {
     fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
         let line = u64::from(first_line) + self.offset;
         let line = u32::try_from(line).map_err(|_| Error::Policy {
+            kind: crate::ErrorKind::Input,
             path: format!("line {line}"),
             reason: "the trace has more lines than a u32 can number; split it".into(),
         })?;
@@ -116,10 +117,12 @@ pub fn shadow(
             break;
         }
         number = number.checked_add(1).ok_or_else(|| Error::Policy {
+            kind: crate::ErrorKind::Input,
             path: format!("line {number}"),
             reason: "the trace has more lines than a u32 can number; split it".into(),
         })?;
         let text = std::str::from_utf8(&line).map_err(|_| Error::Policy {
+            kind: crate::ErrorKind::Input,
             path: format!("line {number}"),
             reason: "is not valid UTF-8; traces are UTF-8 JSON Lines".into(),
         })?;
@@ -198,6 +201,7 @@ fn stream_until<G: ApplyEvents + ?Sized>(
         lines_read += 1;
         if std::str::from_utf8(&chunk[line_start..]).is_err() {
             return Err(Error::Policy {
+                kind: crate::ErrorKind::Input,
                 path: format!("line {lines_read}"),
                 reason: "is not valid UTF-8; traces are UTF-8 JSON Lines".into(),
             });
@@ -221,12 +225,16 @@ fn flush<G: ApplyEvents + ?Sized>(
     out: &mut dyn Write,
 ) -> Result<()> {
     let first_line = u32::try_from(first_line).map_err(|_| Error::Policy {
+        kind: crate::ErrorKind::Input,
         path: format!("line {first_line}"),
         reason: "the trace has more lines than a u32 can number; split it".into(),
     })?;
     // Every line was checked to be UTF-8 as it was read, and a chunk ends on a line boundary.
-    let text = std::str::from_utf8(chunk)
-        .map_err(|_| Error::Policy { path: format!("line {first_line}"), reason: "is not valid UTF-8".into() })?;
+    let text = std::str::from_utf8(chunk).map_err(|_| Error::Policy {
+        kind: crate::ErrorKind::Input,
+        path: format!("line {first_line}"),
+        reason: "is not valid UTF-8".into(),
+    })?;
     let decisions = gateway.apply_events(text, first_line)?;
     out.write_all(decisions.as_bytes()).map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
     chunk.clear();

@@ -49,14 +49,14 @@ fn inspect_prints_versions_digest_size_and_imports() {
 
 #[test]
 fn inspect_shows_an_incompatible_module_that_replay_refuses() {
-    let major1 = hostile_wasm("major1");
-    let run = loopguard(["inspect", &path(&major1)]).success();
-    let ok = run.stdout().contains("interface: 1.0.0\n") && run.stdout().contains("compatible: no\n");
+    let major2 = hostile_wasm("major2");
+    let run = loopguard(["inspect", &path(&major2)]).success();
+    let ok = run.stdout().contains("interface: 2.0.0\n") && run.stdout().contains("compatible: no\n");
     run.check(ok, "inspect reads the version without refusing");
     let s = scenario("quickstart");
     fails_with(
-        loopguard(["replay", "--policy", &path(&major1), "--config", &path(&s.config), &path(&s.trace)]),
-        &["policy interface 1.0.0 is incompatible with this host (0.5.x)"],
+        loopguard(["replay", "--policy", &path(&major2), "--config", &path(&s.config), &path(&s.trace)]),
+        &["policy interface 2.0.0 is incompatible with this host (1.x)"],
     );
 }
 

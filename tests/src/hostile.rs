@@ -1,7 +1,7 @@
 //! The hostile policy fixture (`tests/hostile-policy/`), built on demand for the sandbox tests.
 //!
-//! Why build it from the tests: the fixture must follow the real policy's sources (it compiles
-//! them by path), so a stale prebuilt file would test the wrong thing; cargo's own freshness check
+//! Why build it from the tests: the fixture must follow the real policy's sources (it depends on
+//! the guest crate by path), so a stale prebuilt file would test the wrong thing; cargo's own freshness check
 //! makes the second build a no-op. All variants share one target dir, so the dependencies are
 //! compiled once; a file lock serializes builds across test processes, and each variant's
 //! `.wasm` is copied out under its own name before the lock is released.
@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use crate::{workspace_root, Run};
 
 /// A build of the fixture: `""` (misbehaves on magic sessions only), or one of its features:
-/// `major1`, `bad-import`, `always-allow`.
+/// `major2`, `major0`, `bad-import`, `always-allow`.
 pub fn hostile_wasm(feature: &str) -> PathBuf {
     static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());

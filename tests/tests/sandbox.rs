@@ -53,10 +53,13 @@ fn call(session: &str) -> ToolCall {
 #[test]
 fn a_policy_of_another_interface_major_is_refused_naming_both_versions() {
     cache();
-    let err = Policy::from_file(hostile_wasm("major1")).unwrap_err();
-    assert!(matches!(err, Error::Incompatible { ref found, .. } if found == "1.0.0"), "{err:?}");
-    let text = err.to_string();
-    assert!(text.contains("policy interface 1.0.0 is incompatible with this host (0.5.x)"), "{text}");
+    for (feature, found) in [("major2", "2.0.0"), ("major0", "0.5.0")] {
+        let err = Policy::from_file(hostile_wasm(feature)).unwrap_err();
+        assert!(matches!(err, Error::Incompatible { found: ref found_v, .. } if found_v == found), "{err:?}");
+        let text = err.to_string();
+        let want = format!("policy interface {found} is incompatible with this host (1.x)");
+        assert!(text.contains(&want), "{text}");
+    }
     // The same fixture without the feature is accepted: the refusal is about the version only.
     hostile("");
 }

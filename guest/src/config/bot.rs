@@ -144,7 +144,11 @@ pub struct BotLoopConfig {
 
 impl Default for BotLoopConfig {
     fn default() -> Self {
-        Self { defaults: Layer::default(), channels: HashMap::new(), unconfigured: Layer::default().resolve(&Layer::default()) }
+        Self {
+            defaults: Layer::default(),
+            channels: HashMap::new(),
+            unconfigured: Layer::default().resolve(&Layer::default()),
+        }
     }
 }
 

@@ -5,8 +5,8 @@ use super::journal::Call;
 use super::{FailureMode, SwappableGateway};
 use crate::error::Result;
 use crate::{
-    BotMessage, BotStats, BotVerdict, Budget, CompactionVerdict, GatewayStats, GroupReply, GroupStart, GroupStep,
-    GroupThread, OutcomeVerdict, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, OutcomeVerdict,
+    Stats, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
 };
 
 /// Decisions (`check_tool_call`, `check_bot_message`) answer a broken call with the failure mode;
@@ -103,13 +103,8 @@ impl SwappableGateway {
     }
 
     /// Counters for metrics.
-    pub fn stats(&self) -> Result<GatewayStats> {
+    pub fn stats(&self) -> Result<Stats> {
         self.read(|g| g.stats())
-    }
-
-    /// Counters of the bot and group guards.
-    pub fn bot_stats(&self) -> Result<BotStats> {
-        self.read(|g| g.bot_stats())
     }
 
     /// See [`crate::Gateway::start_group_thread`].

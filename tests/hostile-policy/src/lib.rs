@@ -1,60 +1,140 @@
 //! A hostile loopguard policy for the host's sandbox tests (never deploy it).
 //!
-//! It is the real policy (the guest's modules, compiled here by path, so that every decision is
-//! the real one) behind a gateway that misbehaves on demand, so that the host's limits can be
-//! proven to hold: a tool call whose session is `__loop__` spins forever, `__bomb__` allocates
-//! until memory runs out, and `__trap__` panics (a trap). The same session names inside an
-//! `apply-events` batch or a `replay` trace do the same. Cargo features select the variants (see
-//! `Cargo.toml`).
-#![deny(unsafe_code)]
+//! It is the real policy (the real gateway behind the guest's own WIT glue, so every decision is
+//! the real one) with misbehaviour on demand, so that the host's limits can be proven to hold: a
+//! tool call whose session is `__loop__` spins forever, `__bomb__` allocates until memory runs
+//! out, and `__trap__` panics (a trap). The same session names inside an `apply-events` batch or
+//! a `replay` trace do the same. Cargo features select the variants (see `Cargo.toml`).
+#![cfg(target_arch = "wasm32")]
 
-#[path = "../../../guest/src/bot_loop/mod.rs"]
-pub mod bot_loop;
-#[path = "../../../guest/src/bytes.rs"]
-pub mod bytes;
-#[path = "../../../guest/src/canonical_text.rs"]
-pub mod canonical_text;
-#[path = "../../../guest/src/config/mod.rs"]
-pub mod config;
-#[path = "../../../guest/src/digest.rs"]
-pub mod digest;
-#[path = "../../../guest/src/error.rs"]
-pub mod error;
-#[path = "../../../guest/src/gateway.rs"]
-pub mod gateway;
-#[path = "../../../guest/src/group/mod.rs"]
-pub mod group;
-#[path = "../../../guest/src/json.rs"]
-pub mod json;
-#[path = "../../../guest/src/packed.rs"]
-pub mod packed;
-#[path = "../../../guest/src/registry.rs"]
-pub mod registry;
-#[path = "../../../guest/src/replay.rs"]
-pub mod replay;
-#[path = "../../../guest/src/snapshot.rs"]
-pub mod snapshot;
-#[path = "../../../guest/src/store.rs"]
-pub mod store;
-#[path = "../../../guest/src/tool_loop/mod.rs"]
-pub mod tool_loop;
-#[path = "../../../guest/src/trace.rs"]
-pub mod trace;
+use loopguard_policy::component::{Component, Core};
+use loopguard_policy::error::{ErrorKind, PolicyError};
+use loopguard_policy::gateway::Gateway;
+use loopguard_policy::tool_loop::{ToolAction, ToolCall, ToolVerdict};
 
-pub mod hostile;
+/// The real gateway, wrapped.
+pub struct Hostile(Gateway);
 
-#[cfg(target_arch = "wasm32")]
-#[allow(unsafe_code)]
-mod component {
-    include!(concat!(env!("OUT_DIR"), "/component.rs"));
+impl Core for Hostile {
+    fn create(config: &str) -> Result<Self, PolicyError> {
+        Gateway::from_config(config).map(Hostile)
+    }
+
+    fn gateway(&mut self) -> &mut Gateway {
+        &mut self.0
+    }
+
+    /// The real version, marked.
+    fn version() -> String {
+        format!("{}+hostile", loopguard_policy::POLICY_VERSION)
+    }
+
+    /// The real interface version, or another major with `major2` / `major0`.
+    fn interface_version() -> String {
+        if cfg!(feature = "major2") {
+            "2.0.0".into()
+        } else if cfg!(feature = "major0") {
+            "0.5.0".into()
+        } else {
+            loopguard_policy::INTERFACE_VERSION.into()
+        }
+    }
+
+    /// The stateless replay export, through the hostile gateway.
+    fn replay(config: &str, trace: &str) -> Result<String, PolicyError> {
+        Hostile::create(config)?.apply_events(trace, 1)
+    }
+
+    /// The real check, after the misbehaviour; with `always-allow` the verdict is always allow.
+    fn check_tool_call(&mut self, call: &ToolCall<'_>) -> ToolVerdict {
+        misbehave(call.session);
+        let verdict = self.0.check_tool_call(call);
+        if cfg!(feature = "always-allow") {
+            ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false }
+        } else {
+            verdict
+        }
+    }
+
+    /// The real batch, after the misbehaviour; with `always-allow` every tool call is allowed.
+    fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String, PolicyError> {
+        misbehave_text(events);
+        self.0.apply_events(events, first_line).map(rewrite_decisions)
+    }
+
+    /// The real import, or with `bad-import` always an error (the state is left as it was).
+    fn import_state(&mut self, snapshot: &[u8]) -> Result<(), PolicyError> {
+        if cfg!(feature = "bad-import") {
+            return Err(PolicyError::new(
+                ErrorKind::Snapshot,
+                "snapshot",
+                "hostile policy: import-state always fails (feature bad-import)",
+            ));
+        }
+        self.0.import_state(snapshot)
+    }
 }
 
-/// The policy version: the real one, marked.
-pub const POLICY_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+hostile");
+/// The component of the hostile gateway.
+pub type HostilePolicy = Component<Hostile>;
 
-/// The interface version: the real one, or 1.0.0 with feature `major1`.
-#[cfg(not(feature = "major1"))]
-pub const INTERFACE_VERSION: &str = "0.5.0";
-/// The interface version: the real one, or 1.0.0 with feature `major1`.
-#[cfg(feature = "major1")]
-pub const INTERFACE_VERSION: &str = "1.0.0";
+loopguard_policy::component::bindings::export_policy!(HostilePolicy with_types_in loopguard_policy::component::bindings);
+
+/// Misbehaves if `session` is one of the magic names.
+fn misbehave(session: &str) {
+    match session {
+        "__loop__" => spin(),
+        "__bomb__" => bomb(),
+        "__trap__" => panic!("hostile policy: trap requested by session __trap__"),
+        _ => {}
+    }
+}
+
+/// Misbehaves if any event in a batch names a magic session.
+fn misbehave_text(events: &str) {
+    for name in ["__loop__", "__bomb__", "__trap__"] {
+        if events.contains(&format!("\"session\":\"{name}\"")) {
+            misbehave(name);
+        }
+    }
+}
+
+/// Never returns: only the host's deadline stops it.
+fn spin() {
+    let mut n: u64 = 0;
+    loop {
+        n = std::hint::black_box(n.wrapping_add(1));
+    }
+}
+
+/// Allocates ever larger blocks (1 MiB, 2 MiB, 4 MiB, …) and keeps them until an allocation
+/// fails, which aborts (a trap). Growing fast keeps the bomb well inside a call's deadline.
+fn bomb() {
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    let mut size = 1usize << 20;
+    loop {
+        let mut block: Vec<u8> = Vec::with_capacity(size);
+        block.push(1);
+        blocks.push(std::hint::black_box(block));
+        size = size.saturating_mul(2);
+    }
+}
+
+/// With `always-allow`: every tool-call decision line becomes a plain allow.
+fn rewrite_decisions(out: String) -> String {
+    if !cfg!(feature = "always-allow") {
+        return out;
+    }
+    let mut rewritten = String::with_capacity(out.len());
+    for line in out.lines() {
+        let is_call = line.contains("\"kind\":\"tool_call\"");
+        match line.strip_prefix("{\"line\":").and_then(|rest| rest.split_once(',')) {
+            Some((n, _)) if is_call => {
+                rewritten.push_str(&format!("{{\"line\":{n},\"kind\":\"tool_call\",\"action\":\"allow\"}}"))
+            }
+            _ => rewritten.push_str(line),
+        }
+        rewritten.push('\n');
+    }
+    rewritten
+}
