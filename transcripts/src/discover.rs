@@ -57,6 +57,8 @@ struct Found {
     errors: Vec<Error>,
     skipped: Vec<Skipped>,
     seen_files: HashSet<PathBuf>,
+    /// Session id → key of the transcript files of a directory, read once per directory.
+    keys: HashMap<PathBuf, HashMap<String, (String, KeySource)>>,
 }
 
 pub(crate) fn is_sqlite(path: &Path) -> bool {
@@ -181,7 +183,10 @@ impl Found {
         }
         let header = match crate::jsonl::probe(path) {
             Ok(h) => h,
-            Err(e) if explicit => return self.errors.push(e),
+            // Unreadable: say so. A first line that is not JSON: read it anyway when asked to
+            // (the read names the line), skip it in a directory walk (likely not a transcript).
+            Err(e) if matches!(e.kind(), ErrorKind::Io(_)) => return self.errors.push(e),
+            Err(_) if explicit => crate::jsonl::Header::default(),
             Err(_) => return,
         };
         if !header.is_header && !explicit {
@@ -190,9 +195,10 @@ impl Found {
         let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("session");
         let stem = name.split(".jsonl").next().unwrap_or(name).to_string();
         let session_id = header.session_id.unwrap_or(stem);
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let (session_key, key_source) = match crate::jsonl::known_keys(dir).remove(&session_id) {
-            Some(known) => known,
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let keys = self.keys.entry(dir.clone()).or_insert_with(|| crate::jsonl::known_keys(&dir));
+        let (session_key, key_source) = match keys.get(&session_id) {
+            Some(known) => known.clone(),
             None => (session_id.clone(), KeySource::SessionId),
         };
         let agent_id = agent_from_sessions_path(path).or_else(|| agent_from_key(&session_key));
@@ -236,7 +242,7 @@ impl Found {
     fn finish(self) -> Discovery {
         let rank = |f: &SourceFormat| match f {
             SourceFormat::AgentStore => 0,
-            SourceFormat::ColdArchive => 1,
+            SourceFormat::ColdArchive | SourceFormat::StoreArchive => 1,
             SourceFormat::Trajectory => 2,
             SourceFormat::Jsonl => 3,
         };

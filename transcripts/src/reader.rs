@@ -122,6 +122,13 @@ impl Importer {
             },
             SourceFormat::Jsonl => crate::jsonl::read_session(info, sink, &mut out),
             SourceFormat::ColdArchive => self.read_cold(info, sink, &mut out),
+            SourceFormat::StoreArchive => match self.store_for(&info.file) {
+                Ok(store) => {
+                    let open = || store.archive_blob(&info.session_id);
+                    crate::jsonl::read_stream(info, &open, crate::jsonl::Lines::Records, sink, &mut out);
+                }
+                Err(e) => out.push(e.in_session(&info.session_id)),
+            },
             SourceFormat::Trajectory if info.file.ends_with(crate::trajectory::EVENTS_FILE) => {
                 crate::trajectory::read_events(info, sink, &mut out)
             }

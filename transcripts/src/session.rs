@@ -17,16 +17,21 @@ pub enum SourceFormat {
     /// `transcript_events`): `file` is the archive (`sessions/cold/<sha256>.jsonl.zst`), or the
     /// store itself when the archive is embedded in `session_transcript_cold_archives`.
     ColdArchive,
+    /// A deleted or reset transcript kept in the store's `session_transcript_archives` (pi JSONL,
+    /// zstd or plain); `file` is the store. OpenClaw publishes the same bytes as
+    /// `sessions/<id>.jsonl.{deleted,reset}.<ts>.<generation>.zst`.
+    StoreArchive,
 }
 
 impl SourceFormat {
-    /// A short name for reports: `sqlite`, `jsonl`, `trajectory` or `cold`.
+    /// A short name for reports: `sqlite`, `jsonl`, `trajectory`, `cold` or `archive`.
     pub fn name(&self) -> &'static str {
         match self {
             SourceFormat::AgentStore => "sqlite",
             SourceFormat::Jsonl => "jsonl",
             SourceFormat::Trajectory => "trajectory",
             SourceFormat::ColdArchive => "cold",
+            SourceFormat::StoreArchive => "archive",
         }
     }
 }

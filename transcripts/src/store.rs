@@ -155,6 +155,19 @@ impl Store {
             }
             out.push(info(id, file, SourceFormat::ColdArchive)?);
         }
+        let listed: HashSet<String> = out.iter().map(|s| s.session_id.clone()).collect();
+        for (id, key) in self.archived_keys() {
+            if listed.contains(&id) {
+                continue;
+            }
+            let mut s = info(id, self.path.clone(), SourceFormat::StoreArchive)?;
+            if s.key_source == KeySource::SessionId {
+                s.agent_id = s.agent_id.or_else(|| agent_from_key(&key));
+                s.session_key = key;
+                s.key_source = KeySource::TranscriptArchives;
+            }
+            out.push(s);
+        }
         Ok((out, missing))
     }
 
@@ -163,7 +176,8 @@ impl Store {
         if !self.tables.contains("session_transcript_archives") {
             return Default::default();
         }
-        let rows = self.conn.prepare("SELECT session_id, session_key FROM session_transcript_archives").and_then(|mut s| {
+        let sql = "SELECT session_id, session_key FROM session_transcript_archives ORDER BY session_id, created_at";
+        let rows = self.conn.prepare(sql).and_then(|mut s| {
             s.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
                 .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         });
@@ -189,15 +203,27 @@ impl Store {
     /// A cold archive embedded in the store (`storage = 'sqlite'`), as a decompressing stream
     /// over the blob (read incrementally, never loaded whole).
     pub(crate) fn cold_blob(&self, session_id: &str) -> Result<Box<dyn std::io::BufRead + '_>, Error> {
+        self.blob_stream(session_id, "SELECT rowid, 'zstd' FROM session_transcript_cold_archives WHERE session_id = ?1", "session_transcript_cold_archives")
+    }
+
+    /// The newest deleted/reset archive of `session_id` in `session_transcript_archives`
+    /// (`encoding` `zstd` or `identity`), as a stream of JSONL records.
+    pub(crate) fn archive_blob(&self, session_id: &str) -> Result<Box<dyn std::io::BufRead + '_>, Error> {
+        self.blob_stream(
+            session_id,
+            "SELECT rowid, encoding FROM session_transcript_archives WHERE session_id = ?1 ORDER BY created_at DESC LIMIT 1",
+            "session_transcript_archives",
+        )
+    }
+
+    fn blob_stream(&self, session_id: &str, sql: &str, table: &str) -> Result<Box<dyn std::io::BufRead + '_>, Error> {
         let err = |e| sqlite_err(&self.path, e).in_session(session_id);
-        let rowid: i64 = self
-            .conn
-            .query_row("SELECT rowid FROM session_transcript_cold_archives WHERE session_id = ?1", [session_id], |r| r.get(0))
-            .map_err(err)?;
-        let blob = self
-            .conn
-            .blob_open(rusqlite::MAIN_DB, "session_transcript_cold_archives", "archive_blob", rowid, true)
-            .map_err(err)?;
+        let (rowid, encoding): (i64, String) =
+            self.conn.query_row(sql, [session_id], |r| Ok((r.get(0)?, r.get(1)?))).map_err(err)?;
+        let blob = self.conn.blob_open(rusqlite::MAIN_DB, table, "archive_blob", rowid, true).map_err(err)?;
+        if encoding != "zstd" {
+            return Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, blob)));
+        }
         let decoder = zstd::stream::read::Decoder::new(blob).map_err(|e| Error::new(ErrorKind::Io(e), &self.path).in_session(session_id))?;
         Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, decoder)))
     }

@@ -57,7 +57,11 @@ fn the_store_holds_the_sessions_expected_json_names() {
     let Some(dir) = fixtures() else { return };
     let exp = expected(&dir);
     let sessions = sessions_of(&dir.join("openclaw-agent.sqlite"));
-    assert_eq!(sessions.len(), 4);
+    // The four live sessions, and the deleted one kept in session_transcript_archives.
+    assert_eq!(sessions.len(), 5);
+    let deleted = sessions.iter().find(|s| s.format == SourceFormat::StoreArchive).unwrap();
+    assert_eq!(deleted.session_key, exp["files"]["deletedSessionJsonl"]["sessionKey"].as_str().unwrap());
+    assert_eq!(deleted.key_source, KeySource::TranscriptArchives);
     for (_, s) in exp["sessions"].as_object().unwrap() {
         let key = s["sessionKey"].as_str().unwrap();
         let info = sessions.iter().find(|i| i.session_key == key).unwrap();
@@ -192,7 +196,8 @@ fn replaying_the_real_history_fires_where_the_gateway_fired() {
         let r = row(exp["sessions"][s]["sessionKey"].as_str().unwrap());
         assert_eq!((r.warnings, r.blocks, r.aborts), (0, 0, 0), "{s}");
     }
-    assert_eq!(report.summary.tool_calls, 22 + 9 + 3 + 5);
+    // The four live sessions and the deleted one (a healthy run of 5 calls).
+    assert_eq!(report.summary.tool_calls, 22 + 9 + 3 + 5 + 5);
 }
 
 #[test]
@@ -246,9 +251,18 @@ fn the_deleted_session_archive_reads_compressed_or_not() {
     std::fs::create_dir_all(agent.join("sessions")).unwrap();
     std::fs::copy(dir.join("openclaw-agent.sqlite"), agent.join("agent/openclaw-agent.sqlite")).unwrap();
     std::fs::copy(zst, agent.join("sessions").join(zst.file_name().unwrap())).unwrap();
-    let state = sessions_of(tmp.path());
-    assert_eq!(state.len(), 5);
-    let deleted = state.iter().find(|s| s.session_id == a.session_id).unwrap();
-    assert_eq!(deleted.session_key, expected(&dir)["files"]["deletedSessionJsonl"]["sessionKey"].as_str().unwrap());
-    assert_eq!(deleted.key_source, KeySource::TranscriptArchives);
+    let found = discover(&[tmp.path()]);
+    assert!(found.errors.is_empty(), "{:?}", found.errors);
+    assert_eq!(found.sessions.len(), 5);
+    let from_file = sessions_of(&agent.join("sessions").join(zst.file_name().unwrap()));
+    assert_eq!(from_file[0].session_key, expected(&dir)["files"]["deletedSessionJsonl"]["sessionKey"].as_str().unwrap());
+    assert_eq!(from_file[0].key_source, KeySource::TranscriptArchives);
+    // Found with its store, it is read once, from the store's copy, which is the same.
+    let deleted = found.sessions.iter().find(|s| s.session_id == a.session_id).unwrap();
+    assert_eq!(deleted.format, SourceFormat::StoreArchive);
+    let td = Importer::default().read_trace(deleted);
+    assert!(td.read.is_clean(), "{:?}", td.read.errors);
+    let tf = Importer::default().read_trace(&from_file[0]);
+    assert_eq!(td.trace_text(), tf.trace_text());
+    assert_eq!(td.read.stats.tool_calls, ta.read.stats.tool_calls);
 }

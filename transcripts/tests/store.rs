@@ -420,3 +420,38 @@ fn cold_archived_transcripts_are_read_from_file_or_blob() {
     assert_eq!(file_trace.events[0].reference.location, Location::Row(3), "cold rows keep their seq");
     assert_eq!(file_trace.events[0].reference.session.session_key, "agent:main:cold-file");
 }
+
+#[test]
+fn deleted_and_reset_transcripts_kept_in_the_store_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("a.sqlite");
+    let mut store = StoreBuilder::create(&path, "main");
+    let jsonl = |id: &str, n| exec_loop(id, "run", n, false).iter().map(|r| r.to_string() + "\n").collect::<String>();
+    for (id, reason, encoding, n) in [("old", "reset", "identity", 2), ("gone", "deleted", "zstd", 3)] {
+        let text = jsonl(id, n);
+        let blob = if encoding == "zstd" { zstd::bulk::compress(text.as_bytes(), 3).unwrap() } else { text.into_bytes() };
+        store
+            .conn
+            .execute(
+                "INSERT INTO session_transcript_archives (session_id, generation, session_key, reason, encoding, archive_blob, archive_sha256, archive_name, created_at) VALUES (?1, 'g', ?2, ?3, ?4, ?5, ?6, ?7, 1)",
+                rusqlite::params![id, format!("agent:main:{id}"), reason, encoding, blob, "d".repeat(64), format!("{id}.jsonl.{reason}.zst")],
+            )
+            .unwrap();
+    }
+    drop(store);
+    let found = discover(&[&path]);
+    assert!(found.errors.is_empty(), "{:?}", found.errors);
+    let got: Vec<_> = found.sessions.iter().map(|s| (s.session_key.as_str(), s.format.clone(), s.key_source)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("agent:main:gone", SourceFormat::StoreArchive, KeySource::TranscriptArchives),
+            ("agent:main:old", SourceFormat::StoreArchive, KeySource::TranscriptArchives)
+        ]
+    );
+    let mut importer = Importer::default();
+    let gone = importer.read_trace(&found.sessions[0]);
+    let old = importer.read_trace(&found.sessions[1]);
+    assert!(gone.read.is_clean() && old.read.is_clean(), "{:?} {:?}", gone.read.errors, old.read.errors);
+    assert_eq!((gone.read.stats.tool_calls, old.read.stats.tool_calls), (3, 2));
+}
