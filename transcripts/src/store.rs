@@ -172,7 +172,7 @@ impl Store {
     }
 
     /// Session id → key of the deleted and reset transcripts (`session_transcript_archives`).
-    pub(crate) fn archived_keys(&self) -> std::collections::HashMap<String, String> {
+    pub(crate) fn archived_keys(&self) -> std::collections::BTreeMap<String, String> {
         if !self.tables.contains("session_transcript_archives") {
             return Default::default();
         }

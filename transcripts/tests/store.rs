@@ -425,7 +425,7 @@ fn cold_archived_transcripts_are_read_from_file_or_blob() {
 fn deleted_and_reset_transcripts_kept_in_the_store_are_read() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("a.sqlite");
-    let mut store = StoreBuilder::create(&path, "main");
+    let store = StoreBuilder::create(&path, "main");
     let jsonl = |id: &str, n| exec_loop(id, "run", n, false).iter().map(|r| r.to_string() + "\n").collect::<String>();
     for (id, reason, encoding, n) in [("old", "reset", "identity", 2), ("gone", "deleted", "zstd", 3)] {
         let text = jsonl(id, n);
