@@ -455,3 +455,37 @@ fn deleted_and_reset_transcripts_kept_in_the_store_are_read() {
     assert!(gone.read.is_clean() && old.read.is_clean(), "{:?} {:?}", gone.read.errors, old.read.errors);
     assert_eq!((gone.read.stats.tool_calls, old.read.stats.tool_calls), (3, 2));
 }
+
+#[test]
+fn every_truncation_and_bit_flip_of_real_records_is_an_error_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("a.sqlite");
+    let mut store = StoreBuilder::create(&path, "main");
+    store.session("k", "s");
+    store.conn.execute_batch("BEGIN").unwrap();
+    let records = exec_loop("s", "run", 2, false);
+    let mut x: u32 = 12345;
+    for r in &records {
+        let text = r.to_string();
+        for cut in 0..text.len() {
+            if text.is_char_boundary(cut) {
+                store.raw("s", Some(&text[..cut]), None, None, None);
+            }
+        }
+        let blob = zstd::bulk::compress(text.as_bytes(), 1).unwrap();
+        for _ in 0..64 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let mut b = blob.clone();
+            let i = (x as usize >> 8) % b.len();
+            b[i] ^= 1 << (x % 8);
+            store.raw("s", None, Some(&b), Some(text.len() as i64), Some(&navigation_json(r)));
+        }
+    }
+    store.conn.execute_batch("COMMIT").unwrap();
+    drop(store);
+    let found = discover(&[&path]);
+    let mut importer = Importer::new(loopguard_transcripts::ImportOptions { max_errors_per_session: 10 });
+    let read = importer.read_session(&found.sessions[0], &mut |_| {});
+    assert_eq!(read.errors.len(), 10, "capped");
+    assert!(read.errors_dropped > 100);
+}
