@@ -29,8 +29,6 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 mod compact;
-#[cfg(test)]
-mod compact_tests;
 pub use compact::{CompactMap, Ordered};
 
 #[derive(Debug, Clone)]

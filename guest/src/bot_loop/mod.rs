@@ -37,12 +37,6 @@ mod snapshot;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_burst;
-#[cfg(test)]
-mod tests_memory;
-#[cfg(test)]
-mod tests_packed;
 
 pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef};
 

@@ -1,7 +1,7 @@
 //! How the guard keeps a pair in memory: the whole [`PairEntry`] packed into one block of words.
 //!
-//! Why: a gateway may track a million bot pairs, and issue 3 asks for at most 256 bytes of guest
-//! memory per pair even when the pair holds a full default window (20 events). The plain form
+//! Why: a gateway may track a million bot pairs in at most 256 bytes of guest memory each, even
+//! when a pair holds a full default window (20 events). The plain form
 //! spends 16 bytes per event (an `i64` timestamp and a 64-bit id digest), a `Vec` and three
 //! `i64`s in the map bucket: about 440 bytes for a full window. A [`PackedPair`] is a single
 //! `Box<[u64]>` (8 bytes on wasm32, so a map bucket is 32 bytes) whose block reads
@@ -24,13 +24,10 @@
 //! unpacking to a [`PairEntry`], running its rules and packing again (back to compact when the
 //! values allow it), and the compact fast paths are tested against those same rules.
 //!
-//! **Event ids are 32-bit tags** ([`super::key::event_tag`]). Replays are recognised by tag, so
-//! two *different* ids with the same tag in one pair's window make the second one look like a
-//! replay: it takes no slot. At the default budget the odds are below 20 in 2^32 (about 1 in 200
-//! million) per event; the README lists this among the spec choices. Snapshots written before
-//! pairs were packed hold each id's 64-bit blake3 digest instead; those load as [`tag_of`] the
-//! digest, so they keep their place in the window, but a provider replay of such an event (one
-//! recorded before an upgrade, arriving within the next window) is counted as a new event.
+//! **Event ids are 32-bit tags** ([`super::key::event_tag`]): two *different* ids with the same
+//! tag in one pair's window make the second look like a replay (odds below 20 in 2^32 per event
+//! at the default budget; docs/SPEC-CHOICES.md). Snapshots written before pairs were packed hold
+//! 64-bit digests, which load as [`tag_of`] the digest.
 //!
 //! Growth: slots grow 1 → 2 → 4 → … but never past the pair's budget unless future-dated events
 //! need more (the event that would exceed the budget trips the pair instead of being stored).
@@ -241,37 +238,13 @@ impl PackedPair {
 
     /// The prune's work on one pair (spec §2.4 step 6): drops the events that left the window,
     /// then returns false if the pair is idle (to be deleted), else gives unused slots back and
-    /// returns true. The same as [`PackedPair::drop_expired`], [`PackedPair::is_idle`] and
-    /// [`PackedPair::shrink`] in a row, with one pass over the events instead of four: the prune
-    /// visits every pair once a minute, and at 100 000 pairs those visits were a tenth of the
-    /// guard's work.
+    /// returns true.
     pub fn prune(&mut self, now: i64) -> bool {
-        if !self.is_compact() {
-            self.drop_expired(now, self.window_ms());
-            return !self.is_idle(now);
-        }
-        let horizon = offset_of(now.saturating_sub(self.window_ms()), self.base());
-        let cooldown_over = self.cooldown_until() <= now;
-        let slots = &mut self.words[HEADER..];
-        let (mut len, mut kept) = (0, 0);
-        while len < slots.len() && slots[len] != EMPTY {
-            let w = slots[len];
-            // Kept while ts > now − window (a horizon before `base` keeps everything).
-            if horizon.is_none_or(|h| w >> 32 > h) {
-                slots[kept] = w;
-                kept += 1;
-            }
-            len += 1;
-        }
-        if kept == 0 && cooldown_over {
+        self.drop_expired(now, self.window_ms());
+        if self.is_idle(now) {
             return false;
         }
-        slots[kept..len].fill(EMPTY);
-        let capacity = slots.len();
-        // `shrink`'s own test, without its pass over the events.
-        if kept < capacity && (kept == 0 || kept * 2 <= capacity) {
-            self.shrink();
-        }
+        self.shrink();
         true
     }
 

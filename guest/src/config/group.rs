@@ -30,8 +30,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::mention::{Haystack, MentionPatterns};
 use super::{lookup, object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
-use crate::group::mention::{Haystack, MentionPatterns};
 
 /// Most participants in one broadcast entry.
 pub const MAX_AGENTS: usize = 16;

@@ -14,6 +14,7 @@ mod error;
 pub mod bot;
 pub mod group;
 pub mod limits;
+pub mod mention;
 pub mod profile;
 pub mod tool;
 

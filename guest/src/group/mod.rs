@@ -39,7 +39,7 @@
 //! # Rules
 //!
 //! - **Round 1** ([`GroupCoordinator::start`]): with `mentionGating` (the default) the
-//!   participants whose mention patterns match the inbound text ([`mention`]); all of them when
+//!   participants whose mention patterns match the inbound text ([`crate::config::mention`]); all of them when
 //!   none matches or gating is off. Turns are reserved in configured order: if `maxTurns` is
 //!   smaller than the selection, the first ones in the entry's `agents` order run.
 //! - **Later rounds** ([`GroupCoordinator::replies`]): eligible are the participants that replied
@@ -68,7 +68,6 @@
 //! - Active threads live in a [`BoundedMap`] of capacity `max_threads`; the least recently
 //!   active thread is evicted beyond it, and its later replies are those of an unknown thread.
 
-pub mod mention;
 pub mod thread;
 
 #[cfg(test)]
@@ -77,8 +76,8 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::config::group::{normalize_agent_id, EntryRef, GroupConfig};
+use crate::config::mention::Haystack;
 use crate::store::BoundedMap;
-use mention::Haystack;
 pub use thread::{ThreadKey, ThreadState};
 
 /// One participant's final for the round just run.

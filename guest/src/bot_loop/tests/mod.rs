@@ -332,3 +332,7 @@ fn a_snapshot_with_whole_id_digests_loads_its_events() {
     let mut guard = BotGuard::restore(snapshot, 100);
     run(&mut guard, &s, &[(1, "a>b", Some("e2"), A), (2, "a>b", Some("e2"), A), (3, "a>b", Some("e1"), P(10_003))]);
 }
+
+mod burst;
+mod memory;
+mod packed;

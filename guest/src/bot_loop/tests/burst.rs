@@ -1,8 +1,8 @@
 //! The conversation burst budget and stage D, rule by rule (spec/bot-loop.md §2.5, §0).
 //! Steps read `(now_ms, "sender>receiver", event_id, expected)`, all in one conversation.
 
-use super::tests::{run, settings, Step, A, B, P};
-use super::*;
+use super::{run, settings, Step, A, B, P};
+use crate::bot_loop::*;
 
 fn check(s: PairSettings, steps: &[Step]) {
     run(&mut BotGuard::new(1_000), &s, steps);

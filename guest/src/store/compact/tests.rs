@@ -1,7 +1,8 @@
 //! [`CompactMap`] behaves exactly like [`BoundedMap`] (issue 3 changed the pair map's layout,
 //! not what it keeps or evicts).
 
-use super::{BoundedMap, CompactMap};
+use super::CompactMap;
+use crate::store::BoundedMap;
 
 /// A small deterministic generator (xorshift64*), so that failures replay.
 struct Rng(u64);

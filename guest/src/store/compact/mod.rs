@@ -37,8 +37,15 @@
 //! assert!(m.get(1).is_none());
 //! ```
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
+mod evict;
+mod hash;
+mod ordered;
+#[cfg(test)]
+mod tests;
+
+pub use ordered::Ordered;
+
+use hash::{hash_of, Seed};
 
 use hashbrown::HashTable;
 
@@ -96,45 +103,6 @@ fn at<V>(pages: &[Vec<Entry<V>>], i: usize) -> &Entry<V> {
 
 fn at_mut<V>(pages: &mut [Vec<Entry<V>>], i: usize) -> &mut Entry<V> {
     &mut pages[i / PAGE][i % PAGE]
-}
-
-/// The secret of the index's hash, drawn once per map from std's randomly keyed hasher.
-#[derive(Debug, Clone, Copy)]
-struct Seed([u64; 2]);
-
-impl Seed {
-    fn new() -> Self {
-        let r = RandomState::new();
-        Seed([r.hash_one(0u64), r.hash_one(1u64)])
-    }
-}
-
-/// The index's hash of a key: a folded 64×64→128-bit multiply of the key's halves, each mixed
-/// with a secret word.
-///
-/// Why not SipHash: keys are already blake3 digests, uniformly spread; what the hash must still
-/// do is keep a sender who grinds ids from aiming many keys at one probe sequence, and for that
-/// it is enough that the bucket depends on a secret the sender never sees. Rebuilding the index
-/// when it doubles rehashes every key: with SipHash, the decision that grows it past ~917 k
-/// pairs took 120–130 ms of CPU in the component, over the default 100 ms call deadline. This is
-/// a handful of instructions per key.
-fn hash_of(seed: &Seed, key: [u32; 4]) -> u64 {
-    let a = (u64::from(key[0]) | u64::from(key[1]) << 32) ^ seed.0[0];
-    let b = (u64::from(key[2]) | u64::from(key[3]) << 32) ^ seed.0[1];
-    let (lo, hi) = mul_wide(a, b);
-    lo ^ hi
-}
-
-/// The 128-bit product of `a` and `b` as (low, high) halves, from four 32×32→64-bit multiplies.
-/// wasm32 has no 64×64→128 multiply, and `u128` arithmetic there is a call to `__multi3`, which
-/// took three times as many instructions as this on every lookup.
-fn mul_wide(a: u64, b: u64) -> (u64, u64) {
-    const LOW: u64 = 0xFFFF_FFFF;
-    let (a0, a1, b0, b1) = (a & LOW, a >> 32, b & LOW, b >> 32);
-    let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
-    // At most 3 · (2³² − 1) < 2⁶⁴: no overflow.
-    let mid = (p00 >> 32) + (p01 & LOW) + (p10 & LOW);
-    ((p00 & LOW) | (mid << 32), p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32))
 }
 
 impl<V> CompactMap<V> {
@@ -334,187 +302,9 @@ impl<V> CompactMap<V> {
         self.entries().map(|e| (join(e.key), &e.value))
     }
 
-    /// Removes every entry `doomed` picks; returns how many. One pass marks them, one renumbers
-    /// the index (an entry's new number is its old one minus the removed entries before it), one
-    /// moves the survivors down in order, freeing each old page once it has been read.
-    fn remove_where(&mut self, mut doomed: impl FnMut(&mut Entry<V>) -> bool) -> usize {
-        let mut dead: Vec<u64> = Vec::new();
-        let mut removed = 0;
-        for (i, e) in self.pages.iter_mut().flatten().enumerate() {
-            if doomed(e) {
-                if dead.is_empty() {
-                    dead = vec![0; self.len.div_ceil(64)];
-                }
-                dead[i / 64] |= 1 << (i % 64);
-                removed += 1;
-            }
-        }
-        if removed == 0 {
-            return 0;
-        }
-        // Removed entries before each word of `dead`.
-        let before: Vec<u32> = dead
-            .iter()
-            .scan(0u32, |acc, w| {
-                let b = *acc;
-                *acc += w.count_ones();
-                Some(b)
-            })
-            .collect();
-        let is_dead = |i: usize| dead[i / 64] >> (i % 64) & 1 == 1;
-        self.index.retain(|n| {
-            let i = *n as usize;
-            if is_dead(i) {
-                return false;
-            }
-            *n -= before[i / 64] + (dead[i / 64] & ((1u64 << (i % 64)) - 1)).count_ones();
-            true
-        });
-        let old = std::mem::take(&mut self.pages);
-        self.len = 0;
-        let mut i = 0;
-        for page in old {
-            for e in page {
-                if !is_dead(i) {
-                    self.push(e);
-                }
-                i += 1;
-            }
-        }
-        removed
-    }
-
-    /// Drops the least recently used entries so that one more insert leaves the map at or below
-    /// 63/64 of its capacity (at least one entry goes), exactly as [`super::BoundedMap`] does.
-    fn evict(&mut self) {
-        let target = (self.capacity - self.capacity / 64).saturating_sub(1);
-        let excess = self.len.saturating_sub(target).max(1).min(self.len);
-        if excess == 0 {
-            return;
-        }
-        // Ticks are distinct, so exactly `excess` entries have a tick up to the cut-off.
-        let cutoff = self.nth_tick(excess - 1);
-        let removed = self.remove_where(|e| e.tick <= cutoff);
-        self.evicted += removed as u64;
-    }
-
-    /// The `k`-th smallest tick (from 0; `k < len`): a radix select, 11 + 11 + 10 bits, each pass
-    /// counting the ticks that share the bits chosen so far.
-    fn nth_tick(&self, mut k: usize) -> u32 {
-        let (mut prefix, mut chosen) = (0u32, 0u32);
-        for width in [11u32, 11, 10] {
-            let shift = 32 - chosen - width;
-            let mut counts = [0usize; 1 << 11];
-            for e in self.entries() {
-                // The top `chosen` bits (a shift by 32 would overflow: none chosen matches all).
-                if e.tick.checked_shr(32 - chosen).unwrap_or(0) == prefix {
-                    counts[(e.tick >> shift) as usize & ((1 << width) - 1)] += 1;
-                }
-            }
-            let mut digit = 0;
-            for (d, &c) in counts.iter().enumerate().take(1 << width) {
-                digit = d;
-                if k < c {
-                    break;
-                }
-                k -= c;
-            }
-            prefix = prefix << width | digit as u32;
-            chosen += width;
-        }
-        prefix
-    }
-
-    /// All entries by reference, least recently used first: what a snapshot serializes.
-    pub fn ordered(&self) -> Ordered<'_, V> {
-        Ordered { map: self, order: self.by_tick() }
-    }
-
-    /// Rebuilds a map from entries least recently used first (a snapshot). Beyond the capacity,
-    /// the least recently used entries are dropped; a key given twice keeps its later value and
-    /// place, as [`super::BoundedMap::from_ordered`] does.
-    pub fn from_ordered(capacity: usize, entries: Vec<(Key, V)>) -> Self {
-        let mut m = Self::new(capacity);
-        let skip = entries.len().saturating_sub(m.capacity);
-        let (pages, hasher) = (&m.pages, &m.hasher);
-        m.index.reserve(entries.len() - skip, |&j| hash_of(hasher, at(pages, j as usize).key));
-        for (key, value) in entries.into_iter().skip(skip) {
-            let tick = m.next_tick();
-            let k = split(key);
-            let hash = hash_of(&m.hasher, k);
-            match m.find(hash, k) {
-                Some(i) => *at_mut(&mut m.pages, i) = Entry { key: k, tick, value },
-                None => {
-                    m.insert_new(hash, Entry { key: k, tick, value });
-                }
-            }
-        }
-        m
-    }
-
     /// Starts the tick at `tick`, to test what happens when it runs out.
     #[cfg(test)]
     pub(crate) fn set_tick(&mut self, tick: u32) {
         self.tick = tick;
-    }
-}
-
-impl<V: Clone> CompactMap<V> {
-    /// All entries, least recently used first, for a snapshot.
-    pub fn to_ordered(&self) -> Vec<(Key, V)> {
-        self.ordered().iter().map(|(k, v)| (k, v.clone())).collect()
-    }
-}
-
-/// A map's entries in least-recently-used-first order, by reference (8 bytes per entry while it
-/// lives).
-#[derive(Debug)]
-pub struct Ordered<'a, V> {
-    map: &'a CompactMap<V>,
-    order: Vec<u64>,
-}
-
-impl<'a, V> Ordered<'a, V> {
-    /// The entries, least recently used first.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Key, &'a V)> + '_ {
-        let map: &'a CompactMap<V> = self.map;
-        let pages = &map.pages;
-        self.order.iter().map(move |&w| {
-            let e = at(pages, w as u32 as usize);
-            (join(e.key), &e.value)
-        })
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    /// True when there are none.
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
-}
-
-#[cfg(test)]
-mod hash_tests {
-    use super::mul_wide;
-
-    #[test]
-    fn mul_wide_is_the_128_bit_product() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let edges = [0, 1, 0xFFFF_FFFF, 0x1_0000_0000, u64::MAX, u64::MAX - 1, 1 << 63];
-        let mut pairs: Vec<(u64, u64)> = edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b))).collect();
-        for _ in 0..10_000 {
-            // xorshift: spread values over the whole range
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            pairs.push((x, x.rotate_left(29) ^ 0x5555_5555_5555_5555));
-        }
-        for (a, b) in pairs {
-            let m = u128::from(a) * u128::from(b);
-            assert_eq!(mul_wide(a, b), (m as u64, (m >> 64) as u64), "{a:#x} × {b:#x}");
-        }
     }
 }

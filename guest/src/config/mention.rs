@@ -28,7 +28,7 @@
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use crate::config::{type_name, ConfigError};
+use super::{type_name, ConfigError};
 
 /// Most patterns accepted in one `mentionPatterns` list.
 pub const MAX_PATTERNS: usize = 64;

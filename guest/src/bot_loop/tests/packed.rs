@@ -4,8 +4,8 @@
 //! [`PairEntry`], the plain form the spec describes: first the representation's edge cases one by
 //! one (rebasing, wide gaps, extreme timestamps, snapshot ids), then long random histories.
 
-use super::packed::{tag_of, PackedPair};
-use super::pair::{Event, PairEntry};
+use crate::bot_loop::packed::{tag_of, PackedPair};
+use crate::bot_loop::pair::{Event, PairEntry};
 
 /// One step of the guard's pair logic (spec §2.4 steps 7, 8, 10–12), on both forms; panics when
 /// they disagree about the decision or the state.

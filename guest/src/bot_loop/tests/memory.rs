@@ -2,10 +2,10 @@
 
 use std::mem::size_of;
 
-use packed::PackedPair;
+use crate::bot_loop::packed::PackedPair;
 
-use super::tests::settings;
-use super::*;
+use super::settings;
+use crate::bot_loop::*;
 
 fn facts<'a>(conversation: &'a str, sender: &'a str, now_ms: i64) -> BotFacts<'a> {
     BotFacts { scope: "acct", conversation, sender, receiver: "me", now_ms, event_id: None }
