@@ -153,7 +153,19 @@ test("chat.send (WebChat path) reaches the model and the reply is stored", async
     );
     assert.ok(reply);
     const user = h.messagesOf(h.readTranscript(gw.stateDir, "main", sessionKey), "user")[0];
-    assert.equal(user.idempotencyKey, "e2e-chat-send-1", "chat.send's key is the user record's idempotencyKey");
+    assert.equal(user.idempotencyKey, "e2e-chat-send-1:user", "the user record's idempotencyKey is chat.send's key + ':user'");
     assert.equal(model.chatRequests("[session:chat-send-1]").length, 1);
+  });
+});
+
+test("after gateway.restart() both installs are still active (the npm-pack install persisted)", async () => {
+  await scenario("restart", async () => {
+    const registersBefore = fs.readFileSync(probeLog, "utf8").split("\n").filter((l) => l.includes('"register"')).length;
+    const pidBefore = gw.pid;
+    await h.timed("gateway restart", () => gw.restart());
+    assert.notEqual(gw.pid, pidBefore);
+    await h.timed("turn", () => assertProbeBlocks("probe-pack-2", "lg-probe-pack"));
+    const registersAfter = fs.readFileSync(probeLog, "utf8").split("\n").filter((l) => l.includes('"register"')).length;
+    assert.ok(registersAfter > registersBefore, "the load.paths probe registered again in the new gateway process");
   });
 });
