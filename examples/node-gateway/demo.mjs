@@ -1,25 +1,29 @@
 #!/usr/bin/env node
-// A gateway's view of a trace: every event goes through the hook a gateway would call
-// (beforeToolCall, afterToolOutcome, onBotMessage, ...), one call per event, and the demo prints
-// what the gateway would block, warn about, abort or suppress.
+// A gateway's view of a trace: the events go through the guard (`applyEvents`, the batch form of
+// the hooks beforeToolCall, afterToolOutcome, onBotMessage, ...) and the demo prints what the
+// gateway would block, warn about, abort or suppress.
 //
 // Usage: node demo.mjs [examples/traces/<name>]   (default: read-list-ping-pong)
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LoopGuard, policyVersion, interfaceVersion } from './loopguard.mjs';
-import { feedTrace } from './trace-events.mjs';
+import { LoopGuard, versions } from 'loopguard';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dir = process.argv[2] ?? join(here, '../traces/read-list-ping-pong');
 const config = readFileSync(join(dir, 'config.json5'), 'utf8');
 const trace = readFileSync(join(dir, 'trace.jsonl'), 'utf8');
 
-console.log(`loopguard policy ${policyVersion} (interface ${interfaceVersion}): ${dir}`);
+const v = versions();
+console.log(`loopguard policy ${v.policy} (interface ${v.interface}): ${dir}`);
 const tally = {};
 const guard = new LoopGuard(config);
 try {
-  feedTrace(guard, trace, (line, ev, d) => {
+  const decisions = guard.applyEvents(trace).trim().split('\n').map((l) => JSON.parse(l));
+  const events = new Map(trace.split('\n').map((t, i) => [i + 1, t]).filter(([, t]) => t.trim() !== '').map(([n, t]) => [n, JSON.parse(t)]));
+  decisions.forEach((d) => {
+    const line = d.line;
+    const ev = events.get(line);
     tally[d.action] = (tally[d.action] ?? 0) + 1;
     const who = ev.session ?? `${ev.channel}/${ev.conversation}`;
     const what = ev.tool ?? (ev.sender ? `${ev.sender} -> ${ev.receiver}` : ev.kind);

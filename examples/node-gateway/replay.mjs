@@ -5,7 +5,7 @@
 // Usage: node replay.mjs --config FILE TRACE|-
 // Exit codes: 0 success, 2 any error (one line `replay.mjs: <message>` on stderr).
 import { readFileSync } from 'node:fs';
-import { LoopGuardError, replay } from './loopguard.mjs';
+import { LoopGuardError, replay } from 'loopguard';
 
 const USAGE = 'usage: node replay.mjs --config FILE TRACE|-';
 

@@ -1,10 +1,10 @@
 // Feeds one trace event (spec/trace-format.md) through the LoopGuard hooks and turns the hook's
 // result back into a decision line. The demo uses it to show a gateway's view of a trace, and the
 // tests use it to prove that the hooks and `applyEvents` agree on every example trace.
-import { LoopGuardError } from './loopguard.mjs';
+import { LoopGuardError } from '../index.js';
 
 /**
- * @param {import('./loopguard.mjs').LoopGuard} guard
+ * @param {import('../index.js').LoopGuard} guard
  * @param {Record<string, any>} ev one parsed trace line
  * @returns {Record<string, unknown>} the decision fields after `line` and `kind`
  */
@@ -54,7 +54,7 @@ export function feed(guard, ev) {
     case 'group_cancel':
       return guard.cancelGroupThread(thread());
     default:
-      throw new LoopGuardError('kind', `unknown kind ${JSON.stringify(ev.kind)}`);
+      throw new LoopGuardError('input', 'kind', `unknown kind ${JSON.stringify(ev.kind)}`);
   }
 }
 
@@ -64,7 +64,7 @@ function toolCall(ev) {
 
 /**
  * Runs a whole trace through the hooks; returns the decision lines (JSON Lines, like replay).
- * @param {import('./loopguard.mjs').LoopGuard} guard
+ * @param {import('../index.js').LoopGuard} guard
  * @param {string} trace
  * @param {(line: number, ev: Record<string, any>, decision: Record<string, unknown>) => void} [onDecision]
  */
@@ -78,13 +78,13 @@ export function feedTrace(guard, trace, onDecision) {
     try {
       ev = JSON.parse(text);
     } catch (e) {
-      throw new LoopGuardError(`line ${i + 1}`, `not valid JSON (${e.message})`);
+      throw new LoopGuardError('input', `line ${i + 1}`, `not valid JSON (${e.message})`);
     }
     let decision;
     try {
       decision = feed(guard, ev);
     } catch (e) {
-      if (e instanceof LoopGuardError) throw new LoopGuardError(`line ${i + 1}: ${e.path}`, e.reason, { cause: e });
+      if (e instanceof LoopGuardError) throw new LoopGuardError(e.kind, `line ${i + 1}: ${e.path}`, e.reason, { cause: e });
       throw e;
     }
     onDecision?.(i + 1, ev, decision);

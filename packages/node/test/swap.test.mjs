@@ -7,12 +7,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { LoopGuard, LoopGuardError, interfaceVersion } from '../loopguard.mjs';
+import { LoopGuard, LoopGuardError, versions } from '../index.js';
+
+const interfaceVersion = versions().interface;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const WASM = join(here, '../../../target/policy/wasm32-wasip2/release/loopguard_policy.wasm');
 const skip = !existsSync(WASM) && `${WASM} not built`;
-const example = join(here, '../../traces/exec-poll-no-progress');
+const example = join(here, '../../../examples/traces/exec-poll-no-progress');
 const config = readFileSync(join(example, 'config.json5'), 'utf8');
 const lines = readFileSync(join(example, 'trace.jsonl'), 'utf8').split('\n');
 const expected = readFileSync(join(example, 'expected.jsonl'), 'utf8');
@@ -30,17 +32,18 @@ function withCustomSection(bytes, name, payload) {
   return Buffer.concat([bytes, Buffer.from([0, body.length]), body]);
 }
 
-/** The component with its interface version string (not the WIT names) bumped to the next minor. */
-function withNextMinor(bytes) {
-  const [major, minor, patch] = interfaceVersion.split('.');
-  const next = `${major}.${Number(minor) + 1}.${patch}`;
+/** The component with its interface version string (not the WIT names) changed: the next major
+ * (`major` true) or the next minor. */
+function withVersionBump(bytes, major) {
+  const [maj, minor, patch] = interfaceVersion.split('.');
+  const next = major ? `${Number(maj) + 1}.${minor}.${patch}` : `${maj}.${Number(minor) + 1}.${patch}`;
   assert.equal(next.length, interfaceVersion.length, 'same-length patch only');
   const out = Buffer.from(bytes);
   let patched = 0;
   for (let i = out.indexOf(interfaceVersion); i !== -1; i = out.indexOf(interfaceVersion, i + 1)) {
     const prev = out[i - 1];
     const nextByte = out[i + interfaceVersion.length];
-    const inName = prev === 0x40; /* '@' in `loopguard:policy/guard@0.5.0` */
+    const inName = prev === 0x40; /* '@' in `loopguard:policy/guard@1.0.0` */
     // A digit may follow: the compiler lays string constants end to end (`0.5.00.2.0` is the
     // interface version followed by the policy version), so only a following '.' means longer.
     const longer = nextByte === 0x2e || (prev >= 0x30 && prev <= 0x39) || prev === 0x2e;
@@ -88,12 +91,12 @@ describe('hot swap', { skip }, () => {
     const report = await pending;
     out += feed(guard, 2 * third, lines.length);
     assert.equal(out, expected);
-    assert.notEqual(report.to.sha256, report.from.sha256);
-    assert.equal(guard.policy.sha256, report.to.sha256);
+    assert.notEqual(report.to.blake3, report.from.blake3);
+    assert.equal(guard.policy.blake3, report.to.blake3);
     // and back: the default policy's bytes reuse its compiled modules
     const back = await guard.swap(bytes);
-    assert.equal(back.from.sha256, report.to.sha256);
-    assert.notEqual(back.to.sha256, report.to.sha256);
+    assert.equal(back.from.blake3, report.to.blake3);
+    assert.notEqual(back.to.blake3, report.to.blake3);
     assert.equal(guard.stats().sessions, 1);
     guard[Symbol.dispose]();
   });
@@ -109,7 +112,7 @@ describe('hot swap', { skip }, () => {
       [notWasm, /not WebAssembly/],
       [core, /a core WebAssembly module, not a component/],
       [truncated, /not a loadable policy component/],
-      [flipped, /policy: /],
+      [flipped, /not a loadable policy component/],
       [join(dir, 'missing.wasm'), /cannot be read/],
       [42, /must be a path/],
     ];
@@ -131,24 +134,32 @@ describe('hot swap', { skip }, () => {
     guard[Symbol.dispose]();
   });
 
-  it('a policy with another interface minor is refused, naming both versions', async () => {
-    const { bytes: other, next } = withNextMinor(bytes);
-    const file = join(dir, 'next-minor.wasm');
+  it('a policy with another interface major is refused, naming both versions; a newer minor is taken', async () => {
+    const { bytes: other, next } = withVersionBump(bytes, true);
+    const file = join(dir, 'next-major.wasm');
     writeFileSync(file, other);
     const guard = new LoopGuard(config);
     const half = Math.floor(lines.length / 2);
     let out = feed(guard, 0, half);
     await assert.rejects(guard.swap(file), (e) => {
       assert.ok(e instanceof LoopGuardError);
-      assert.equal(e.path, 'interface-version');
+      assert.equal(e.kind, 'policy');
+      assert.equal(e.path, file);
       assert.ok(e.reason.includes(`loopguard:policy@${next}`), e.reason);
-      assert.ok(e.reason.includes(`loopguard:policy@${interfaceVersion}`), e.reason);
+      assert.ok(e.reason.includes(`loopguard:policy@${interfaceVersion.split('.')[0]}.x`), e.reason);
       assert.match(e.reason, STAYS);
       return true;
     });
     out += feed(guard, half, lines.length);
     assert.equal(out, expected);
-    await assert.rejects(LoopGuard.load(pathToFileURL(file), config), /interface-version: .* implements loopguard:policy@0\.\d+\.\d+, this wrapper needs/);
+    await assert.rejects(LoopGuard.load(pathToFileURL(file), config), (e) => {
+      assert.equal(e.kind, 'policy');
+      assert.match(e.reason, /implements loopguard:policy@2\.\d+\.\d+, but this package drives loopguard:policy@1\.x/);
+      return true;
+    });
+    const { bytes: minor, next: nextMinor } = withVersionBump(bytes, false);
+    const report = await guard.swap(minor);
+    assert.equal(report.to.interfaceVersion, nextMinor);
     guard[Symbol.dispose]();
   });
 
@@ -180,8 +191,8 @@ describe('hot swap', { skip }, () => {
     const swaps = [guard.swap(variant), guard.swap(WASM), guard.swap(Buffer.from('nope')), guard.swap(variant)];
     const results = await Promise.allSettled(swaps);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    assert.equal(results[1].value.from.sha256, results[0].value.to.sha256);
-    assert.equal(results[3].value.from.sha256, results[1].value.to.sha256);
+    assert.equal(results[1].value.from.blake3, results[0].value.to.blake3);
+    assert.equal(results[3].value.from.blake3, results[1].value.to.blake3);
     out += feed(guard, half, lines.length);
     assert.equal(out, expected); // the config (enabled: true) survived three swaps
     const late = guard.swap(WASM);

@@ -2,7 +2,7 @@
 // dispose. The example traces are covered by replay.test.mjs.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LoopGuard, LoopGuardError, interfaceVersion, policyVersion, replay } from '../loopguard.mjs';
+import { LoopGuard, LoopGuardError, replay, versions } from '../index.js';
 
 const TIGHT = { tools: { loopDetection: { enabled: true, warningThreshold: 3, criticalThreshold: 5, globalCircuitBreakerThreshold: 8 } } };
 const search = { session: 's1', tool: 'web_search', args: { q: 'nightly build red' } };
@@ -136,7 +136,7 @@ describe('bot and group hooks', () => {
       assert.equal(actions[3].budget, 'pair');
       assert.equal(typeof actions[3].cooldownUntilMs, 'number');
       assert.ok(actions[3].cooldownUntilMs > 1003);
-      assert.equal(g.stats().pairs, 1);
+      assert.equal(g.stats().botPairs, 1);
     }));
 
   it('runs a broadcast group thread round by round', () =>
@@ -214,8 +214,11 @@ describe('dispose', () => {
 });
 
 describe('versions', () => {
-  it('reports the policy and interface versions', () => {
-    assert.match(policyVersion, /^\d+\.\d+\.\d+/);
-    assert.match(interfaceVersion, /^0\.5\./);
+  it('reports the policy and interface versions and the component digest', () => {
+    const v = versions();
+    assert.match(v.policy, /^\d+\.\d+\.\d+/);
+    assert.match(v.interface, /^1\./);
+    assert.match(v.blake3, /^[0-9a-f]{64}$/);
+    assert.deepEqual(new LoopGuard().policy, { version: v.policy, interfaceVersion: v.interface, blake3: v.blake3, source: 'the default policy' });
   });
 });

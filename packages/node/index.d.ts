@@ -1,0 +1,169 @@
+// Types of the `loopguard` package (loopguard:policy@1.x). Every failure is a LoopGuardError.
+
+/** Why a call failed: the policy's own kinds, or `policy` for the policy file or instance. */
+export type ErrorKind = 'config' | 'input' | 'snapshot' | 'too-large' | 'policy';
+
+export class LoopGuardError extends Error {
+  constructor(kind: ErrorKind, path: string, reason: string, options?: ErrorOptions);
+  readonly name: 'LoopGuardError';
+  /** What kind of failure: bad config, bad input, a bad snapshot, an oversized value, or the policy. */
+  readonly kind: ErrorKind;
+  /** Where: a config path (`tools.loopDetection.historySize`), an argument (`call.args-json`), a file. */
+  readonly path: string;
+  /** What is wrong and how to fix it. */
+  readonly reason: string;
+}
+
+/** An OpenClaw-style config document: JSON/JSON5 text or an object (`{}` = defaults). */
+export type Config = string | Record<string, unknown>;
+
+export interface ToolCallInput {
+  /** The session key: all state of one agent conversation hangs off it. */
+  session: string;
+  /** The tool name after the gateway's own alias mapping. */
+  tool: string;
+  /** The call's arguments (serialized with JSON.stringify); `argsJson` instead skips that. */
+  args?: unknown;
+  /** The arguments as JSON text. */
+  argsJson?: string;
+  /** The run id that scopes detection. */
+  run?: string;
+  /** The agent id that selects a per-agent override. */
+  agent?: string;
+  /** The provider's tool-call id. */
+  callId?: string;
+}
+
+/** The detectors' names, as in decision lines (a newer policy may add others). */
+export type Detector =
+  | 'generic_repeat'
+  | 'known_poll_no_progress'
+  | 'ping_pong'
+  | 'unknown_tool_repeat'
+  | 'global_circuit_breaker'
+  | 'argument_churn'
+  | (string & {});
+
+export type ToolVerdict =
+  | { action: 'allow'; count: number; notify: boolean }
+  | {
+      action: 'warn' | 'block';
+      detector: Detector;
+      count: number;
+      /** For a block: the exact text to hand to the model as the tool result. */
+      message: string;
+      /** For a warning: newly emitted under the bucketed de-duplication (tell the model). */
+      notify: boolean;
+    };
+
+export interface ToolOutcomeInput {
+  /** What the tool returned. */
+  result?: unknown;
+  /** The result as JSON text (skips JSON.stringify). */
+  resultJson?: string;
+  /** What the tool threw (an Error's message is used). */
+  error?: unknown;
+}
+
+export type OutcomeVerdict =
+  | { action: 'recorded' }
+  | { action: 'ignored' }
+  | { action: 'abort'; detector: 'compaction_loop_persisted' | (string & {}); count: number; tool: string; message: string };
+
+export type CompactionVerdict = { action: 'armed'; remaining: number } | { action: 'disabled' };
+
+export interface BotMessageInput {
+  channel: string;
+  account: string;
+  conversation: string;
+  /** Room/space/Slack-channel key for per-conversation overrides (default: conversation). */
+  room?: string;
+  sender: string;
+  receiver: string;
+  /** The platform event timestamp in milliseconds. */
+  tsMs: number | bigint;
+  eventId?: string;
+}
+
+export type BotVerdict =
+  | { action: 'allow' }
+  | { action: 'suppress'; cooldownUntilMs: number; budget: 'pair' | 'burst' };
+
+export interface GroupThreadInput {
+  channel: string;
+  account: string;
+  conversation: string;
+  thread?: string;
+  root: string;
+}
+
+export type GroupStart =
+  | { action: 'round'; round: number; participants: string[] }
+  | { action: 'legacy'; participants: string[] }
+  | { action: 'none' };
+
+export type GroupStep =
+  | { action: 'round'; round: number; participants: string[] }
+  | { action: 'stop'; reason: 'all_passed' | 'max_rounds' | 'max_turns' | 'no_eligible' | 'cancelled' };
+
+export interface Stats {
+  sessions: number;
+  evictedSessions: number;
+  botPairs: number;
+  evictedPairs: number;
+  groupThreads: number;
+  /** The policy instance's linear memory, bytes. */
+  memoryBytes: number;
+}
+
+export interface PolicyInfo {
+  version: string;
+  interfaceVersion: string;
+  /** The component's blake3 digest (what `expectDigest` pins). */
+  blake3: string;
+  source: string;
+}
+
+export interface SwapReport {
+  from: PolicyInfo;
+  to: PolicyInfo;
+  snapshotBytes: number;
+  prepareMs: number;
+  switchMs: number;
+}
+
+export interface LoadOptions {
+  /** Refuse the file unless its blake3 digest (hex) is this. */
+  expectDigest?: string;
+}
+
+export class LoopGuard {
+  /** A gateway of the policy shipped in this package. */
+  constructor(config?: Config);
+  /** A gateway of another policy component, in its own instance. */
+  static load(wasm: string | URL | Uint8Array | ArrayBuffer, config?: Config, options?: LoadOptions): Promise<LoopGuard>;
+  /** Hot swap with every count carried over; on failure the active policy stays. */
+  swap(wasm: string | URL | Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<SwapReport>;
+  readonly policy: PolicyInfo;
+  beforeToolCall(call: ToolCallInput): ToolVerdict;
+  afterToolOutcome(call: ToolCallInput, outcome: ToolOutcomeInput): OutcomeVerdict;
+  afterCompactionRetry(session: string, run?: string, agent?: string): CompactionVerdict;
+  endSession(session: string): void;
+  onBotMessage(message: BotMessageInput): BotVerdict;
+  startGroupThread(thread: GroupThreadInput, peer: string, text: string): GroupStart;
+  finishGroupRound(thread: GroupThreadInput, replies: { agent: string; reply?: string | null }[]): GroupStep;
+  cancelGroupThread(thread: GroupThreadInput): GroupStep;
+  /** Trace events (JSON Lines) in, decision lines out. */
+  applyEvents(jsonl: string, firstLine?: number): string;
+  exportState(): Uint8Array;
+  importState(snapshot: Uint8Array): void;
+  stats(): Stats;
+  readonly disposed: boolean;
+  [Symbol.dispose](): void;
+}
+
+/** Replays a whole trace on a fresh gateway of the default policy: `loopguard replay`'s output. */
+export function replay(config: Config, trace: string): string;
+
+/** The default policy's versions and digest. */
+export function versions(): { policy: string; interface: string; blake3: string };
