@@ -45,14 +45,14 @@ fn native(m: &BotMessage) -> NativeMessage<'_> {
 fn bytes_per_pair(events: usize) -> f64 {
     let policy = Policy::embedded().expect("embedded policy");
     let mut gw = policy.gateway("{}").expect("gateway");
-    let before = gw.bot_stats().expect("stats").memory_bytes;
+    let before = gw.stats().expect("stats").memory_bytes;
     for e in 0..events {
         for p in 0..PAIRS {
             gw.check_bot_message(&message(p, 1_000_000 + (e * 1_000 + p % 1_000) as i64)).expect("decision");
         }
     }
-    let stats = gw.bot_stats().expect("stats");
-    assert_eq!(stats.pairs as usize, PAIRS);
+    let stats = gw.stats().expect("stats");
+    assert_eq!(stats.bot_pairs as usize, PAIRS);
     (stats.memory_bytes - before) as f64 / PAIRS as f64
 }
 
@@ -70,7 +70,7 @@ fn main() {
     for p in 0..PAIRS {
         let m = message(p, 1_000_000 + p as i64 % 1_000);
         gw.check_bot_message(&m).expect("fill");
-        core.bot_message(&native(&m));
+        let _ = core.check_bot_message(&native(&m));
     }
     let mut c = Criterion::default()
         .configure_from_args()
@@ -82,7 +82,8 @@ fn main() {
         b.iter(|| black_box(gw.check_bot_message(stream.next()).expect("decision")))
     });
     let mut stream = Stream::new();
-    group.bench_function("native guest crate", |b| b.iter(|| black_box(core.bot_message(&native(stream.next())))));
+    group
+        .bench_function("native guest crate", |b| b.iter(|| black_box(core.check_bot_message(&native(stream.next())))));
     group.finish();
     c.final_summary();
 }

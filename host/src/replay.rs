@@ -42,7 +42,7 @@ pub fn stream<G: ApplyEvents + ?Sized>(
     out: &mut dyn Write,
     chunk_bytes: usize,
 ) -> Result<u64> {
-    stream_until(gateway, trace, out, chunk_bytes, u64::MAX)
+    stream_until(gateway, trace, out, chunk_bytes, 0, u64::MAX)
 }
 
 /// Like [`stream`], but swaps `gateway` to `policy` right before trace line `swap_at` (1-based)
@@ -56,32 +56,13 @@ pub fn stream_with_swap(
     policy: Policy,
 ) -> Result<(u64, Option<SwapReport>)> {
     let mut sink = gateway;
-    let before = stream_until(&mut sink, trace, out, chunk_bytes, swap_at.saturating_sub(1))?;
+    let before = stream_until(&mut sink, trace, out, chunk_bytes, 0, swap_at.saturating_sub(1))?;
     if before + 1 < swap_at {
         return Ok((before, None));
     }
     let report = gateway.swap(policy)?;
-    let mut rest = Renumbered { inner: gateway, offset: before };
-    let after = stream_until(&mut rest, trace, out, chunk_bytes, u64::MAX)?;
+    let after = stream_until(&mut sink, trace, out, chunk_bytes, before, u64::MAX)?;
     Ok((before + after, Some(report)))
-}
-
-/// Shifts the line numbers of a stream that starts in the middle of a trace.
-struct Renumbered<'a> {
-    inner: &'a SwappableGateway,
-    offset: u64,
-}
-
-impl ApplyEvents for Renumbered<'_> {
-    fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
-        let line = u64::from(first_line) + self.offset;
-        let line = u32::try_from(line).map_err(|_| Error::Policy {
-            kind: crate::ErrorKind::Input,
-            path: format!("line {line}"),
-            reason: "the trace has more lines than a u32 can number; split it".into(),
-        })?;
-        self.inner.apply_events(events, line)
-    }
 }
 
 /// What a shadow run found.
@@ -180,17 +161,19 @@ fn json_string(text: &str) -> String {
     out
 }
 
-/// [`stream`] that stops after line `last` (the reader is left at the next line).
-fn stream_until<G: ApplyEvents + ?Sized>(
+/// [`stream`] of a trace whose first `start` lines were read already, that stops after line
+/// `last` (the reader is left at the next line). Returns the lines it read.
+pub(crate) fn stream_until<G: ApplyEvents + ?Sized>(
     gateway: &mut G,
     trace: &mut dyn BufRead,
     out: &mut dyn Write,
     chunk_bytes: usize,
+    start: u64,
     last: u64,
 ) -> Result<u64> {
     let mut chunk: Vec<u8> = Vec::with_capacity(chunk_bytes.min(DEFAULT_CHUNK_BYTES) + 1024);
-    let mut chunk_first_line: u64 = 1;
-    let mut lines_read: u64 = 0;
+    let mut chunk_first_line: u64 = start + 1;
+    let mut lines_read: u64 = start;
     let read_err = |source| Error::Io { what: "reading the trace".into(), source };
     while lines_read < last {
         let line_start = chunk.len();
@@ -215,7 +198,7 @@ fn stream_until<G: ApplyEvents + ?Sized>(
         flush(gateway, &mut chunk, chunk_first_line, out)?;
     }
     out.flush().map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
-    Ok(lines_read)
+    Ok(lines_read - start)
 }
 
 fn flush<G: ApplyEvents + ?Sized>(

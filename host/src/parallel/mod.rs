@@ -1,0 +1,357 @@
+//! Replaying one trace on several cores, with output identical to one worker's.
+//!
+//! The trace is read in the same chunks as [`crate::replay::stream`] (whole lines, about
+//! [`crate::replay::DEFAULT_CHUNK_BYTES`] each). Each chunk is split by [`route`]: a worker gets
+//! the chunk with every line that is not its own replaced by an empty line, so the policy numbers
+//! the lines as the trace does and skips the others. Each worker has its own policy instance
+//! ([`SwappableGateway`]) and applies its parts in trace order; the decisions of a chunk are merged
+//! back by line number and written only when every worker has decided its part, so stdout is byte
+//! for byte what one worker writes.
+//!
+//! Why this is the same replay: tool events touch only their session's state, and a session's
+//! events all go to one worker, in trace order; bot and group events all go to the global lane
+//! (worker 0), in trace order. Two things still span sessions and are handled here:
+//!
+//! - the session cap (`loopguard.maxSessions`): past it one gateway evicts the least recently
+//!   used session, which a worker holding fewer sessions would not. Before a chunk brings the
+//!   number of distinct sessions past what the policy is known to keep (asked of a scratch
+//!   instance, [`keeps_sessions`]), the replay goes on with one gateway: it reads the trace
+//!   again up to that chunk (decisions dropped), then carries on from it.
+//! - bad input: the policy checks a whole batch before applying any of it, so with one worker a
+//!   bad line fails its chunk and nothing of it is written. Here a failed chunk is checked whole
+//!   on a scratch instance (checking does not depend on state), which names exactly the line and
+//!   reason one worker would have named.
+
+mod route;
+mod work;
+
+use std::io::{BufRead, Read, Write};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::policy::Policy;
+use crate::replay;
+use crate::swap::{Health, Supervision, SwappableGateway};
+use route::Route;
+use work::{Job, Pool};
+
+pub(crate) use route::worker_of;
+
+/// How to open the trace again from its start, for the fall-back to one gateway. Without it
+/// (a trace on stdin) the replay runs on one worker from the start.
+pub type Reopen<'a> = &'a dyn Fn() -> std::io::Result<Box<dyn BufRead>>;
+
+/// What a parallel replay did, whether it succeeded or not.
+#[derive(Debug)]
+pub struct Replayed {
+    /// Trace lines read, or the error that ended the replay.
+    pub result: Result<u64>,
+    /// The supervisors' counters, added over all workers.
+    pub health: Health,
+    /// The last failure a supervisor reported, if any.
+    pub last_failure: Option<String>,
+    /// Workers used.
+    pub workers: usize,
+    /// The line from which the replay went on with one gateway (the session cap), if it did.
+    pub single_from: Option<u64>,
+}
+
+/// Sessions a policy is first asked to keep; then twice as many each time a trace needs more.
+const FIRST_PROBE: usize = 1024;
+
+/// Replays `trace` on `jobs` workers (the first is `first`, the others are made of `policy` and
+/// `config` with the same supervision) and writes the decisions to `out`, exactly as
+/// [`replay::stream`] on `first` alone would.
+pub fn stream(
+    first: SwappableGateway,
+    policy: &Policy,
+    config: &str,
+    jobs: usize,
+    trace: &mut dyn BufRead,
+    reopen: Option<Reopen<'_>>,
+    out: &mut dyn Write,
+) -> Replayed {
+    let supervision = first.supervision();
+    let mut gateways = vec![first];
+    if reopen.is_some() {
+        while gateways.len() < jobs.max(1) {
+            match SwappableGateway::new(policy.clone(), config, supervision) {
+                Ok(g) => gateways.push(g),
+                Err(e) => return finish(&gateways, Err(e), None),
+            }
+        }
+    }
+    if gateways.len() == 1 {
+        let mut sink = &gateways[0];
+        let result = replay::stream(&mut sink, trace, out, replay::DEFAULT_CHUNK_BYTES);
+        return finish(&gateways, result, None);
+    }
+    let mut run = Run { policy, config, supervision, known_sessions: 0, sessions: Default::default() };
+    let outcome = std::thread::scope(|scope| {
+        let pool = Pool::start(scope, &gateways);
+        let outcome = run.parallel(&pool, trace, out);
+        pool.stop();
+        outcome
+    });
+    match (outcome, reopen) {
+        (Ok(Parallel::Done(lines)), _) => finish(&gateways, Ok(lines), None),
+        (Err(e), _) => finish(&gateways, Err(e), None),
+        (Ok(Parallel::Single { .. }), None) => {
+            // Only a trace that can be reopened runs on several workers.
+            let e =
+                Error::Io { what: "reading the trace again".into(), source: std::io::ErrorKind::Unsupported.into() };
+            finish(&gateways, Err(e), None)
+        }
+        (Ok(Parallel::Single { chunk, first_line }), Some(reopen)) => {
+            let (result, gateway) = run.single(reopen, chunk, first_line, trace, out);
+            gateways.extend(gateway);
+            finish(&gateways, result, Some(first_line))
+        }
+    }
+}
+
+fn finish(gateways: &[SwappableGateway], result: Result<u64>, single_from: Option<u64>) -> Replayed {
+    let mut health = Health::default();
+    let mut last_failure = None;
+    for g in gateways {
+        let h = g.health();
+        health.recoveries += h.recoveries;
+        health.standby_recoveries += h.standby_recoveries;
+        health.timeouts += h.timeouts;
+        health.traps += h.traps;
+        health.oom += h.oom;
+        health.swaps += h.swaps;
+        health.failed_swaps += h.failed_swaps;
+        health.snapshots += h.snapshots;
+        health.standbys += h.standbys;
+        last_failure = last_failure.or_else(|| g.last_failure());
+    }
+    Replayed { result, health, last_failure, workers: gateways.len(), single_from }
+}
+
+/// How the parallel part ended: at the end of the trace, or before a chunk that must run on one
+/// gateway (it is handed back with its first line number).
+enum Parallel {
+    Done(u64),
+    Single { chunk: Vec<u8>, first_line: u64 },
+}
+
+struct Run<'a> {
+    policy: &'a Policy,
+    config: &'a str,
+    supervision: Supervision,
+    /// Sessions the policy is known to keep without evicting.
+    known_sessions: usize,
+    /// Distinct sessions seen so far.
+    sessions: std::collections::HashSet<Box<str>>,
+}
+
+/// One chunk read from the trace, and why reading stopped after it.
+struct Chunk {
+    text: Vec<u8>,
+    lines: u64,
+    /// An error met while reading the line after the chunk (returned once the chunk is done).
+    error: Option<Error>,
+}
+
+fn input_error(line: u64, reason: &str) -> Error {
+    Error::Policy { kind: ErrorKind::Input, path: format!("line {line}"), reason: reason.into() }
+}
+
+/// Reads whole lines until the chunk reaches `chunk_bytes` (as [`replay::stream`] does).
+fn read_chunk(trace: &mut dyn BufRead, first_line: u64, chunk_bytes: usize) -> Chunk {
+    let mut text = Vec::with_capacity(chunk_bytes + 1024);
+    let mut lines = 0;
+    let error = loop {
+        let start = text.len();
+        match trace.read_until(b'\n', &mut text) {
+            Ok(0) => break None,
+            Ok(_) => {}
+            Err(source) => break Some(Error::Io { what: "reading the trace".into(), source }),
+        }
+        if std::str::from_utf8(&text[start..]).is_err() {
+            text.truncate(start);
+            break Some(input_error(first_line + lines, "is not valid UTF-8; traces are UTF-8 JSON Lines"));
+        }
+        lines += 1;
+        if text.len() >= chunk_bytes {
+            break None;
+        }
+    };
+    Chunk { text, lines, error }
+}
+
+fn line_number(line: u64) -> Result<u32> {
+    u32::try_from(line).map_err(|_| input_error(line, "the trace has more lines than a u32 can number; split it"))
+}
+
+impl Run<'_> {
+    fn parallel(&mut self, pool: &Pool, trace: &mut dyn BufRead, out: &mut dyn Write) -> Result<Parallel> {
+        let workers = pool.len();
+        let mut first_line: u64 = 1;
+        let mut pending = std::collections::VecDeque::new();
+        loop {
+            let chunk = read_chunk(trace, first_line, replay::DEFAULT_CHUNK_BYTES);
+            // One worker reads a bad line before it applies the chunk it is in: that chunk is
+            // never applied, and the chunks before it decide first.
+            if let Some(e) = chunk.error {
+                while let Some(job) = pending.pop_front() {
+                    self.collect(pool, job, out)?;
+                }
+                return Err(e);
+            }
+            let mut full = false;
+            if !chunk.text.is_empty() {
+                let text =
+                    std::str::from_utf8(&chunk.text).map_err(|_| input_error(first_line, "is not valid UTF-8"))?;
+                let number = line_number(first_line)?;
+                let parts = match self.split(text, workers) {
+                    Some(parts) => parts,
+                    None => {
+                        while let Some(job) = pending.pop_front() {
+                            self.collect(pool, job, out)?;
+                        }
+                        return Ok(Parallel::Single { chunk: chunk.text, first_line });
+                    }
+                };
+                full = chunk.text.len() >= replay::DEFAULT_CHUNK_BYTES;
+                pending.push_back(pool.send(parts, number, chunk.text));
+                while pending.len() > work::IN_FLIGHT {
+                    if let Some(job) = pending.pop_front() {
+                        self.collect(pool, job, out)?;
+                    }
+                }
+            }
+            first_line += chunk.lines;
+            if !full {
+                while let Some(job) = pending.pop_front() {
+                    self.collect(pool, job, out)?;
+                }
+                out.flush().map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
+                return Ok(Parallel::Done(first_line - 1));
+            }
+        }
+    }
+
+    /// Each worker's text for one chunk, or `None` if the chunk must run on one gateway.
+    fn split(&mut self, text: &str, workers: usize) -> Option<Vec<(String, bool)>> {
+        let mut parts: Vec<(String, bool)> =
+            (0..workers).map(|_| (String::with_capacity(text.len() / workers + 4096), false)).collect();
+        for line in text.split_inclusive('\n') {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            let owner = match route::route(body) {
+                Route::Ambiguous => return None,
+                Route::Blank => None,
+                Route::Global => Some(0),
+                Route::Session(s) => {
+                    if !self.sessions.contains(&*s) {
+                        self.sessions.insert(s.as_ref().into());
+                    }
+                    Some(worker_of(&s, workers))
+                }
+            };
+            for (w, (part, owns)) in parts.iter_mut().enumerate() {
+                if owner == Some(w) {
+                    part.push_str(line);
+                    *owns = true;
+                } else {
+                    part.push('\n');
+                }
+            }
+        }
+        // Past the sessions the policy keeps, one gateway would evict and the workers would not.
+        let needed = self.sessions.len();
+        if needed > self.known_sessions {
+            let probe = needed.max(FIRST_PROBE).next_power_of_two();
+            if !keeps_sessions(self.policy, self.config, probe) {
+                return None;
+            }
+            self.known_sessions = probe;
+        }
+        Some(parts)
+    }
+
+    /// Waits for every part of `job`, then writes its decisions or returns its error.
+    fn collect(&self, pool: &Pool, job: Job, out: &mut dyn Write) -> Result<()> {
+        let (decided, errors) = pool.collect(&job);
+        if !errors.is_empty() {
+            return Err(self.chunk_error(&job, errors));
+        }
+        let merged = work::merge(&decided);
+        out.write_all(merged.as_bytes()).map_err(|source| Error::Io { what: "writing the decisions".into(), source })
+    }
+
+    /// The error one worker would have met on this chunk: a bad line found by checking the whole
+    /// chunk on a scratch instance, else the first worker's error.
+    fn chunk_error(&self, job: &Job, mut errors: Vec<Error>) -> Error {
+        let mut text = String::from_utf8_lossy(&job.text).into_owned();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let sentinel = u64::from(job.first_line) + text.bytes().filter(|b| *b == b'\n').count() as u64;
+        // A line that cannot be an event, after all the others: if it is the one named, every
+        // line of the chunk passed the check (and nothing is applied either way).
+        text.push_str("{}\n");
+        let checked = self.policy.gateway(self.config).and_then(|mut g| g.apply_events(&text, job.first_line));
+        match checked {
+            Err(e @ Error::Policy { .. }) if !names_line(&e, sentinel) => e,
+            _ => errors.remove(0),
+        }
+    }
+
+    /// Goes on with one gateway: replays the trace up to `chunk` again (decisions dropped), then
+    /// the chunk and the rest of the trace.
+    fn single(
+        &self,
+        reopen: Reopen<'_>,
+        chunk: Vec<u8>,
+        first_line: u64,
+        trace: &mut dyn BufRead,
+        out: &mut dyn Write,
+    ) -> (Result<u64>, Option<SwappableGateway>) {
+        let gateway = match SwappableGateway::new(self.policy.clone(), self.config, self.supervision) {
+            Ok(g) => g,
+            Err(e) => return (Err(e), None),
+        };
+        let result = (|| {
+            let mut prefix = reopen().map_err(|source| Error::Io { what: "reading the trace again".into(), source })?;
+            let (mut sink, before) = (&gateway, first_line - 1);
+            let chunk_bytes = replay::DEFAULT_CHUNK_BYTES;
+            replay::stream_until(&mut sink, &mut *prefix, &mut std::io::sink(), chunk_bytes, 0, before)?;
+            let mut rest = std::io::Cursor::new(chunk).chain(trace);
+            let lines = replay::stream_until(&mut sink, &mut rest, out, chunk_bytes, before, u64::MAX)?;
+            Ok(before + lines)
+        })();
+        (result, Some(gateway))
+    }
+}
+
+/// True if `e` is about trace line `line`.
+fn names_line(e: &Error, line: u64) -> bool {
+    match e {
+        Error::Policy { path, .. } => {
+            let name = format!("line {line}");
+            path == &name || path.starts_with(&format!("{name}:"))
+        }
+        _ => false,
+    }
+}
+
+/// True if one gateway of `policy` under `config` keeps `sessions` sessions without evicting
+/// any, asked of a scratch instance (the cap is the policy's and the config's business).
+pub fn keeps_sessions(policy: &Policy, config: &str, sessions: usize) -> bool {
+    let Ok(mut gateway) = policy.gateway(config) else { return false };
+    let mut batch = String::with_capacity(64 * sessions.min(1 << 16));
+    let mut made = 0;
+    while made < sessions {
+        batch.clear();
+        let end = sessions.min(made + (1 << 16));
+        for i in made..end {
+            batch.push_str(&format!("{{\"kind\":\"compaction\",\"session\":\"\\u0001loopguard-probe-{i}\"}}\n"));
+        }
+        if gateway.apply_events(&batch, 1).is_err() {
+            return false;
+        }
+        made = end;
+    }
+    gateway.stats().is_ok_and(|s| s.sessions as usize == sessions && s.evicted_sessions == 0)
+}

@@ -1,0 +1,335 @@
+//! Which worker a trace line goes to.
+//!
+//! Tool events (`tool_call`, `tool_result`, `compaction`) touch only the state of their session,
+//! so they are sharded by session. Bot and group events go to one worker, the *global lane*:
+//! the bot guard's prune clock is process-wide (one conversation's late timestamps change what a
+//! prune left of another's), so no finer key is safe for every trace. Anything else (a malformed
+//! line, an unknown kind, a missing session) also goes to the global lane: the policy refuses it,
+//! and where it went does not matter.
+//!
+//! Two events of one session must get one key here: the routing key is the session as the policy
+//! reads it (escapes decoded) with every lone UTF-16 surrogate dropped, which is at least as
+//! coarse as the policy's own equality whether or not it keeps lone surrogates (it drops them
+//! today). A `kind` or `session` given twice with different values is [`Route::Ambiguous`]. The
+//! scanner reads only the top-level members and skips every other value without building it, so
+//! that routing costs a fraction of a decision.
+
+use std::borrow::Cow;
+
+/// Where one trace line goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Route<'a> {
+    /// Spaces, tabs and carriage returns only: no decision, no state.
+    Blank,
+    /// A tool event of this session.
+    Session(Cow<'a, str>),
+    /// Bot and group events, and lines the policy will refuse.
+    Global,
+    /// A line whose `kind` or `session` appears twice with different values: which one the
+    /// policy takes is its own rule (and may depend on lone surrogates in the keys), so such a
+    /// trace is replayed on one gateway from here on.
+    Ambiguous,
+}
+
+/// Routes one line (without its `\n`; valid UTF-8).
+pub(crate) fn route(line: &str) -> Route<'_> {
+    let mut s = Scan { b: line.as_bytes(), src: line, i: 0 };
+    s.ws();
+    if s.i == s.b.len() {
+        return Route::Blank;
+    }
+    s.top().unwrap_or(Route::Global)
+}
+
+/// The worker of a session among `workers`: a fixed hash, so that every run routes alike.
+pub(crate) fn worker_of(session: &str, workers: usize) -> usize {
+    // FNV-1a, then a splitmix64 finish so that keys differing in one digit spread evenly.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in session.as_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    (h % workers.max(1) as u64) as usize
+}
+
+struct Scan<'a> {
+    b: &'a [u8],
+    src: &'a str,
+    i: usize,
+}
+
+/// A top-level member's value, as far as routing cares.
+#[derive(PartialEq)]
+enum Value<'a> {
+    Str(Cow<'a, str>),
+    Other,
+}
+
+/// The value of a member that may be given more than once.
+#[derive(Default)]
+struct Member<'a> {
+    value: Option<Value<'a>>,
+    conflict: bool,
+}
+
+impl<'a> Member<'a> {
+    fn set(&mut self, v: Value<'a>) {
+        match &self.value {
+            Some(old) if *old != v => self.conflict = true,
+            Some(_) => {}
+            None => self.value = Some(v),
+        }
+    }
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek() == Some(c)).then(|| self.i += 1)
+    }
+
+    fn top(&mut self) -> Option<Route<'a>> {
+        self.eat(b'{')?;
+        let (mut kind, mut session) = (Member::default(), Member::default());
+        self.ws();
+        if self.eat(b'}').is_none() {
+            loop {
+                self.ws();
+                let key = self.string()?;
+                self.ws();
+                self.eat(b':')?;
+                self.ws();
+                let slot = match &*key {
+                    "kind" => Some(&mut kind),
+                    "session" => Some(&mut session),
+                    _ => None,
+                };
+                match slot {
+                    Some(slot) if self.peek() == Some(b'"') => slot.set(Value::Str(self.string()?)),
+                    Some(slot) => {
+                        self.skip_value()?;
+                        slot.set(Value::Other);
+                    }
+                    None => self.skip_value()?,
+                }
+                self.ws();
+                match self.peek()? {
+                    b',' => self.i += 1,
+                    b'}' => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        self.ws();
+        if self.i != self.b.len() {
+            return None;
+        }
+        if kind.conflict || session.conflict {
+            return Some(Route::Ambiguous);
+        }
+        match (kind.value, session.value) {
+            (Some(Value::Str(k)), Some(Value::Str(s))) if matches!(&*k, "tool_call" | "tool_result" | "compaction") => {
+                Some(Route::Session(s))
+            }
+            _ => Some(Route::Global),
+        }
+    }
+
+    /// Skips one value. Exact for valid JSON, which is all that matters: the policy refuses the rest.
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.skip_string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
+            _ => {
+                let start = self.i;
+                while let Some(c) = self.peek() {
+                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                        break;
+                    }
+                    self.i += 1;
+                }
+                (self.i > start).then_some(())
+            }
+        }
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        self.i += 1;
+        loop {
+            let rest = self.b.get(self.i..)?;
+            let at = rest.iter().position(|c| *c == b'"' || *c == b'\\')?;
+            self.i += at + 1;
+            if rest[at] == b'"' {
+                return Some(());
+            }
+            self.i += 1; // the escaped byte (`\"` must not end the string)
+        }
+    }
+
+    /// Reads a string as the policy does: escapes decoded, lone surrogates dropped.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let special = |c: &u8| *c == b'"' || *c == b'\\' || *c < 0x20;
+        self.i += self.b[self.i..].iter().position(special)?;
+        if self.peek() == Some(b'"') {
+            self.i += 1;
+            return Some(Cow::Borrowed(&self.src[start..self.i - 1]));
+        }
+        let mut out = String::from(&self.src[start..self.i]);
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.i += 1;
+                    return Some(Cow::Owned(out));
+                }
+                b'\\' => {
+                    self.i += 1;
+                    self.escape(&mut out)?;
+                }
+                c if c < 0x20 => return None,
+                _ => {
+                    let run = self.i;
+                    self.i += self.b[self.i..].iter().position(special)?;
+                    out.push_str(&self.src[run..self.i]);
+                }
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let h = self.b.get(self.i..self.i + 4)?;
+        if !h.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        self.i += 4;
+        u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    }
+
+    /// One escape after its backslash, as the guest's reader decodes it (`guest/src/json/parser.rs`).
+    fn escape(&mut self, out: &mut String) -> Option<()> {
+        let c = match self.peek()? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                self.i += 1;
+                let unit = self.hex4()?;
+                if (0xD800..0xDC00).contains(&unit) && self.b[self.i..].starts_with(b"\\u") {
+                    let save = self.i;
+                    self.i += 2;
+                    let low = self.hex4()?;
+                    if (0xDC00..0xE000).contains(&low) {
+                        out.extend(char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)));
+                        return Some(());
+                    }
+                    self.i = save;
+                }
+                // A lone surrogate is not part of the text the policy keys by.
+                out.extend(char::from_u32(unit));
+                return Some(());
+            }
+            _ => return None,
+        };
+        self.i += 1;
+        out.push(c);
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(line: &str) -> Option<String> {
+        match route(line) {
+            Route::Session(s) => Some(s.into_owned()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn tool_events_route_by_the_session_the_policy_reads() {
+        let plain = r#"{"kind":"tool_call","session":"s1","tool":"read","args":{"a":[1,"}",{"b":"\""}]}}"#;
+        assert_eq!(session(plain).as_deref(), Some("s1"));
+        assert_eq!(
+            session(r#" { "session" : "s\u0031" , "kind":"tool_result","result":null} "#).as_deref(),
+            Some("s1")
+        );
+        // Lone surrogates are dropped, pairs decoded, in keys too; the last duplicate wins.
+        assert_eq!(session(r#"{"kind":"compaction","session":"s\ud800"}"#).as_deref(), Some("s"));
+        assert_eq!(session(r#"{"kind":"compaction","session":"\ud83d\ude00"}"#).as_deref(), Some("😀"));
+        assert_eq!(session(r#"{"kind":"compaction","sess\udc00ion":"x"}"#).as_deref(), Some("x"));
+        assert_eq!(session(r#"{"kind":"compaction","session":"a","session":"a"}"#).as_deref(), Some("a"));
+        assert_eq!(route(r#"{"kind":"compaction","session":"a","session":"b"}"#), Route::Ambiguous);
+        assert_eq!(route(r#"{"kind":"compaction","session":"a","session":7}"#), Route::Ambiguous);
+        assert_eq!(route(r#"{"kind":"compaction","session":"a","sessio\u006e\udc00":"b"}"#), Route::Ambiguous);
+    }
+
+    #[test]
+    fn everything_else_is_global_or_blank() {
+        assert_eq!(route(" \t\r"), Route::Blank);
+        assert_eq!(route(""), Route::Blank);
+        for line in [
+            r#"{"kind":"bot_message","channel":"d","account":"a","conversation":"c","sender":"x","receiver":"y","ts_ms":1}"#,
+            r#"{"kind":"group_cancel","channel":"d","account":"a","conversation":"c","root":"r"}"#,
+            r#"{"kind":"tool_call","tool":"read","args":null}"#,
+            r#"{"kind":"teleport","session":"s"}"#,
+            "not json",
+            "[1,2]",
+            r#"{"kind":"tool_call","session":"s"} trailing"#,
+            r#"{"kind":"tool_call","session":"s""#,
+        ] {
+            assert_eq!(route(line), Route::Global, "{line}");
+        }
+    }
+
+    #[test]
+    fn sessions_spread_over_workers() {
+        let mut counts = [0usize; 2];
+        for i in 0..1000 {
+            counts[worker_of(&format!("agent:main:s{i}"), 2)] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 400), "{counts:?}");
+        assert_eq!(worker_of("x", 1), 0);
+    }
+}

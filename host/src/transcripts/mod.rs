@@ -1,0 +1,212 @@
+//! `loopguard transcripts`: where would the guard have fired on the agents' real history?
+//!
+//! The sessions OpenClaw wrote (agent stores, JSONL transcripts, trajectory exports; see the
+//! `loopguard-transcripts` crate) are read as trace events and replayed, session after session
+//! in the order discovery lists them, on one gateway per config; the report has one row per
+//! session. With a second config (what-if) the same events are replayed on both and the sessions
+//! whose verdicts change are listed.
+//!
+//! On several cores: a session's events touch only the state of its session key, so sessions
+//! are sharded by key (all sessions of a key, e.g. before and after a `/reset`, go to one worker,
+//! in order). Each worker reads its own sessions (its own store connections) and replays them on
+//! its own gateways; the results are taken back in discovery order, so the output is the same
+//! for any number of workers. The one thing that spans keys, the session cap, is checked first:
+//! if one gateway could not keep every key at once, one worker replays everything.
+//!
+//! Anything unreadable is an error line naming the file, the session and the row or line; the
+//! other sessions are read all the same, and [`Finished::errors`] counts the lines.
+
+mod session;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
+
+use loopguard_transcripts::{
+    discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress, WhatIf,
+};
+
+use crate::error::{Error, Result};
+use crate::parallel::{keeps_sessions, worker_of};
+use crate::policy::Policy;
+use crate::swap::{Supervision, SwappableGateway};
+use session::{Body, SessionDone};
+
+/// What `run` writes to its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The report as an aligned table (and the what-if table).
+    Table,
+    /// The report as JSON Lines (and the what-if changes).
+    Json,
+    /// The derived trace events (spec/trace-format.md), no replay.
+    Trace,
+}
+
+/// One `loopguard transcripts` run.
+pub struct Transcripts<'a> {
+    /// State directories, agent stores, JSONL transcripts (or directories of them), trajectory exports.
+    pub paths: &'a [PathBuf],
+    /// The policy to replay on.
+    pub policy: &'a Policy,
+    /// The config (JSON or JSON5).
+    pub config: &'a str,
+    /// A second config for a what-if comparison.
+    pub other: Option<&'a str>,
+    /// What to write.
+    pub output: Output,
+    /// Worker threads (at most one per session).
+    pub jobs: usize,
+    /// How each gateway is supervised.
+    pub supervision: Supervision,
+}
+
+/// How a run went (the output is written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    /// Sessions read.
+    pub sessions: usize,
+    /// Error lines written (unreadable files, sessions, rows, refused events).
+    pub errors: u64,
+    /// Workers used.
+    pub workers: usize,
+}
+
+/// Sessions from which a progress bar is worth drawing (on a terminal).
+const LARGE_SESSIONS: usize = 200;
+/// Bytes of source files from which a progress bar is worth drawing.
+const LARGE_BYTES: u64 = 32 << 20;
+/// Sessions a worker may read ahead of the one being written.
+const AHEAD: usize = 8;
+
+impl Transcripts<'_> {
+    /// Discovers, reads and replays everything, writing the output to `out` and one
+    /// `loopguard: …` line per error to `err`. Fails only if a config is refused or the output
+    /// cannot be written.
+    pub fn run(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<Finished> {
+        let io = |source| Error::Io { what: "writing the output".into(), source };
+        let found = discover(self.paths);
+        let mut errors = 0u64;
+        for e in &found.errors {
+            writeln!(err, "loopguard: {e}").map_err(io)?;
+            errors += 1;
+        }
+        for s in &found.skipped {
+            let session = s.session_id.as_ref().map(|id| format!(": session {id}")).unwrap_or_default();
+            writeln!(err, "loopguard: skipped {}{session}: {}", s.file.display(), s.reason).map_err(io)?;
+        }
+        let sessions = &found.sessions;
+        let configs: Vec<&str> = match self.output {
+            Output::Trace => Vec::new(),
+            _ => std::iter::once(self.config).chain(self.other).collect(),
+        };
+        let workers = self.workers(sessions, &configs);
+        let mut gateways: Vec<Vec<SwappableGateway>> = Vec::new();
+        for _ in 0..workers {
+            let mut mine = Vec::new();
+            for config in &configs {
+                mine.push(SwappableGateway::new(self.policy.clone(), config, self.supervision)?);
+            }
+            gateways.push(mine);
+        }
+        let owner: Vec<usize> = sessions.iter().map(|s| worker_of(&s.session_key, workers)).collect();
+        let mut progress: Box<dyn Progress> =
+            if large(sessions) { Box::new(TerminalProgress::new()) } else { Box::new(NoProgress) };
+        let mut reports: Vec<ReportBuilder> = configs.iter().map(|_| ReportBuilder::new()).collect();
+        let trace_only = self.output == Output::Trace;
+        std::thread::scope(|scope| -> Result<()> {
+            let mut results = Vec::new();
+            for (w, mine) in gateways.iter().enumerate() {
+                let (tx, rx) = sync_channel::<SessionDone>(AHEAD);
+                let list: Vec<&Arc<SessionInfo>> =
+                    sessions.iter().zip(&owner).filter(|(_, o)| **o == w).map(|(s, _)| s).collect();
+                scope.spawn(move || {
+                    let mut importer = Importer::default();
+                    for info in list {
+                        if tx.send(session::run(&mut importer, info, mine, trace_only)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                results.push(rx);
+            }
+            progress.begin(sessions.len() as u64);
+            for (info, w) in sessions.iter().zip(&owner) {
+                let done = results[*w]
+                    .recv()
+                    .map_err(|_| Error::Trap { message: format!("transcript worker {w} stopped") })?;
+                for e in &done.errors {
+                    writeln!(err, "loopguard: {e}").map_err(io)?;
+                    errors += 1;
+                }
+                match done.body {
+                    Body::Trace(text) => out.write_all(&text).map_err(io)?,
+                    Body::Rows(rows) => reports.iter_mut().zip(rows).for_each(|(r, row)| r.add_row(row)),
+                }
+                progress.session(info, &done.stats);
+            }
+            progress.end();
+            Ok(())
+        })?;
+        let mut reports = reports.into_iter().map(ReportBuilder::finish);
+        if let Some(a) = reports.next() {
+            let b = reports.next();
+            let compared = b.as_ref().map(|b| what_if(&a, b));
+            match self.output {
+                Output::Json => {
+                    a.write_jsonl(out).map_err(io)?;
+                    if let Some(w) = &compared {
+                        write_what_if_jsonl(w, out).map_err(io)?;
+                    }
+                }
+                _ => {
+                    out.write_all(a.to_table().as_bytes()).map_err(io)?;
+                    if let Some(w) = &compared {
+                        write!(out, "\nWhat if (A = the config, B = the changed config):\n{}", w.to_table())
+                            .map_err(io)?;
+                    }
+                }
+            }
+        }
+        out.flush().map_err(io)?;
+        Ok(Finished { sessions: sessions.len(), errors, workers })
+    }
+
+    /// Workers: `jobs`, at most one per session, and one if a gateway could not keep every key.
+    fn workers(&self, sessions: &[Arc<SessionInfo>], configs: &[&str]) -> usize {
+        let workers = self.jobs.clamp(1, sessions.len().max(1));
+        if workers == 1 {
+            return 1;
+        }
+        let keys: HashSet<&str> = sessions.iter().map(|s| s.session_key.as_str()).collect();
+        if configs.iter().all(|c| keeps_sessions(self.policy, c, keys.len())) {
+            workers
+        } else {
+            1
+        }
+    }
+}
+
+fn large(sessions: &[Arc<SessionInfo>]) -> bool {
+    let files: HashSet<&PathBuf> = sessions.iter().map(|s| &s.file).collect();
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    sessions.len() >= LARGE_SESSIONS || bytes >= LARGE_BYTES
+}
+
+/// The what-if comparison as JSON Lines: `{"type":"change",…}` per changed session, then
+/// `{"type":"what_if",…}` with the totals (the report's own summary line comes before).
+fn write_what_if_jsonl(w: &WhatIf, out: &mut dyn Write) -> std::io::Result<()> {
+    let tagged = |ty: &str, value: serde_json::Result<serde_json::Value>| -> std::io::Result<String> {
+        let mut value = value.map_err(std::io::Error::other)?;
+        if let Some(map) = value.as_object_mut() {
+            map.insert("type".into(), ty.into());
+        }
+        Ok(value.to_string())
+    };
+    for change in &w.changes {
+        writeln!(out, "{}", tagged("change", serde_json::to_value(change))?)?;
+    }
+    writeln!(out, "{}", tagged("what_if", serde_json::to_value(&w.summary))?)
+}
