@@ -4,7 +4,8 @@
 //! the real one) with misbehaviour on demand, so that the host's limits can be proven to hold: a
 //! tool call whose session is `__loop__` spins forever, `__bomb__` allocates until memory runs
 //! out, and `__trap__` panics (a trap). The same session names inside an `apply-events` batch or
-//! a `replay` trace do the same. Cargo features select the variants (see `Cargo.toml`).
+//! a `replay` trace do the same. Cargo features select the variants (see `Cargo.toml`);
+//! `session-suffix` makes the names match inside a gateway's session keys (`agent:main:__trap__`).
 #![cfg(target_arch = "wasm32")]
 
 use loopguard_policy::component::{Component, Core};
@@ -80,9 +81,11 @@ pub type HostilePolicy = Component<Hostile>;
 
 loopguard_policy::component::bindings::export_policy!(HostilePolicy with_types_in loopguard_policy::component::bindings);
 
-/// Misbehaves if `session` is one of the magic names.
+/// Misbehaves if `session` is one of the magic names (with `session-suffix`, also as the last
+/// `:`-separated part of a session key such as `agent:main:__trap__`).
 fn misbehave(session: &str) {
-    match session {
+    let name = if cfg!(feature = "session-suffix") { session.rsplit(':').next().unwrap_or(session) } else { session };
+    match name {
         "__loop__" => spin(),
         "__bomb__" => bomb(),
         "__trap__" => panic!("hostile policy: trap requested by session __trap__"),

@@ -1,0 +1,110 @@
+// The policy's home: one worker thread of the gateway process holds the LoopGuard (the `loopguard`
+// package: the sandboxed WebAssembly policy). Why a worker and not the gateway's own thread: a
+// policy call is synchronous, so a policy that spins would freeze the whole gateway with it.
+// Here the gateway waits for each answer with a deadline (guard-client.js), and a worker that
+// misses it is terminated and replaced; a trap is contained the same way.
+//
+// Protocol (guard-client.js is the other side):
+//   workerData   { loopguardUrl, policy, expectDigest, config, snapshot, signal, port }
+//   sync calls   the client posts {id, op, args} on `port`; the answer {id, ok, value|error}
+//                is posted on `port`, then signal[0] = id and a notify wakes the client, which
+//                reads it with receiveMessageOnPort (it never runs its event loop meanwhile)
+//   async ops    {id, op: 'swap'} over parentPort, answered over parentPort
+//   readiness    {id: 0, ready, policy | error} on `port`, then signal[1]: 1 ready or 2 failed
+//                (0 while starting)
+import { parentPort, workerData } from 'node:worker_threads';
+
+const { loopguardUrl, policy, expectDigest, config, snapshot, signal: signalBuffer, port } = workerData;
+const signal = new Int32Array(signalBuffer);
+
+/** Cut error texts that go to the gateway's log. */
+const clip = (s, n = 600) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+function errorOf(e) {
+  return {
+    name: e?.name ?? 'Error',
+    kind: e?.kind ?? 'policy',
+    path: e?.path ?? '',
+    message: clip(String(e?.message ?? e)),
+  };
+}
+
+let guard = null;
+
+/** The operations a client may call synchronously; each returns plain data. */
+const OPS = {
+  check: (call) => guard.beforeToolCall(call),
+  outcome: (call, outcome) => guard.afterToolOutcome(call, outcome),
+  compaction: (session, run, agent) => guard.afterCompactionRetry(session, run, agent),
+  endSession: (session) => (guard.endSession(session), null),
+  bot: (msg) => guard.onBotMessage(msg),
+  exportState: () => guard.exportState(),
+  importState: (bytes) => (guard.importState(bytes), null),
+  stats: () => guard.stats(),
+  policy: () => guard.policy,
+  ping: () => 'pong',
+};
+
+function answer(msg) {
+  port.postMessage(msg);
+  Atomics.store(signal, 0, msg.id);
+  Atomics.notify(signal, 0);
+}
+
+port.on('message', (req) => {
+  if (guard === null) return answer({ id: req.id, ok: false, error: { kind: 'policy', path: 'worker', message: 'the policy is not loaded' } });
+  const fn = OPS[req.op];
+  if (!fn) return answer({ id: req.id, ok: false, error: { kind: 'input', path: 'op', message: `unknown op ${req.op}` } });
+  try {
+    answer({ id: req.id, ok: true, value: fn(...(req.args ?? [])) });
+  } catch (e) {
+    // A WebAssembly.RuntimeError is a trap: the instance is not to be trusted any more.
+    const trap = e instanceof WebAssembly.RuntimeError || e?.cause instanceof WebAssembly.RuntimeError;
+    answer({ id: req.id, ok: false, trap, error: errorOf(e) });
+  }
+});
+
+parentPort.on('message', async (req) => {
+  if (req.op !== 'swap') return;
+  try {
+    const report = await guard.swap(req.path, req.expectDigest ? { expectDigest: req.expectDigest } : {});
+    parentPort.postMessage({ id: req.id, ok: true, value: report });
+  } catch (e) {
+    parentPort.postMessage({ id: req.id, ok: false, error: errorOf(e) });
+  }
+});
+
+async function start() {
+  const { LoopGuard } = await import(loopguardUrl);
+  const options = expectDigest ? { expectDigest } : {};
+  guard = policy ? await LoopGuard.load(policy, config, options) : new LoopGuard(config);
+  if (expectDigest && !policy && guard.policy.blake3 !== String(expectDigest).trim().toLowerCase()) {
+    throw Object.assign(new Error(`the default policy has blake3 digest ${guard.policy.blake3}, not the pinned ${expectDigest}`), {
+      kind: 'policy',
+      path: 'expectDigest',
+    });
+  }
+  let importError = null;
+  if (snapshot) {
+    try {
+      guard.importState(snapshot);
+    } catch (e) {
+      importError = errorOf(e);
+    }
+  }
+  return { policy: guard.policy, imported: snapshot ? importError === null : false, importError };
+}
+
+// Readiness goes over the sync port first (a waiting client reads it without its event loop),
+// then a nudge over parentPort lets an idle client read it too.
+function ready(msg, state) {
+  port.postMessage({ id: 0, ...msg });
+  Atomics.store(signal, 1, state);
+  Atomics.notify(signal, 1);
+  parentPort.postMessage({ control: 'ready' });
+}
+
+start().then(
+  (info) => ready({ ready: true, ...info }, 1),
+  (e) => ready({ ready: false, error: errorOf(e) }, 2),
+);

@@ -1,0 +1,435 @@
+// One loop guard per gateway process: the policy worker, the bookkeeping the hooks need between
+// calls, the state file and the policy-file watch. index.js keeps the one Runtime in a
+// process-wide object, because OpenClaw registers the plugin several times from separate copies
+// (its "full" and "discovery" modes) and the live hooks come from different registrations.
+import fs from 'node:fs';
+import path from 'node:path';
+import { BoundedMap } from './bounded.js';
+import { policyDocument } from './config.js';
+import { GuardClient } from './guard-client.js';
+
+/** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
+export const warningNote = (count) =>
+  `[System note: Tool-loop warning after ${count} repeated calls. Change your approach or stop if you are not making progress.]`;
+
+/** session_end reasons after which the session's history is gone for good. */
+const END_REASONS = new Set(['new', 'reset', 'deleted', 'idle', 'daily']);
+/** Peers that wrote to a conversation within this horizon count for our outbound messages. */
+const PEER_HORIZON_MS = 10 * 60_000;
+const START_TIMEOUT_MS = 5_000;
+
+export class Runtime {
+  /**
+   * @param {object} o
+   * @param {ReturnType<import('./config.js').resolveSettings>} o.settings
+   * @param {object} o.raw the plugin config as given
+   * @param {{ workerUrl: string, loopguardUrl: string }} o.urls
+   * @param {{ info: Function, warn: Function, error: Function }} o.logger
+   */
+  constructor({ settings, raw, urls, logger, key }) {
+    this.key = key;
+    this.settings = settings;
+    this.raw = raw;
+    this.urls = urls;
+    this.logger = logger;
+    this.client = null;
+    this.started = false;
+    this.stopped = false;
+    this.dirty = false;
+    this.policyBytes = null;
+    this.policyStat = null;
+    this.swapping = null;
+    this.timers = [];
+    this.sessions = new BoundedMap(20_000); // session → {run, agent}
+    this.pending = new BoundedMap(20_000); // toolCallId → the call passed to the policy
+    this.notes = new BoundedMap(5_000); // toolCallId → warning note still to append
+    this.appended = new BoundedMap(5_000); // toolCallId → note appended (stripped again before recording)
+    this.ourBlocks = new BoundedMap(20_000); // toolCallIds this plugin blocked
+    this.abortedRuns = new BoundedMap(5_000); // runId → the post-compaction abort message
+    this.peers = new BoundedMap(50_000); // channel\u0001account\u0001conversation → Map(peer → lastMs)
+    this.counters = { decisions: 0, failures: 0 };
+  }
+
+  // ---- lifecycle ----
+
+  /** Starts the policy worker (once); `seed` is a snapshot to start from instead of the state file. */
+  ensure(seed) {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    const s = this.settings;
+    let snapshot = seed ?? null;
+    if (!snapshot) snapshot = this.#readStateFile();
+    if (s.policy) {
+      try {
+        this.policyBytes = new Uint8Array(fs.readFileSync(s.policy));
+        this.policyStat = fs.statSync(s.policy);
+      } catch (e) {
+        this.log('error', `cannot read the policy file ${s.policy}: ${e.message}`);
+      }
+    }
+    this.#newClient(s.compat);
+    this.client.start(snapshot);
+    const every = (ms, fn) => {
+      const t = setInterval(() => this.#safe(fn), ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    every(s.stateIntervalMs, () => this.save());
+    if (s.policy) every(s.policyWatchMs, () => this.#checkPolicyFile());
+    this.log('info', `started (compat ${s.compat}, policy ${s.policy ?? 'the loopguard package default'}, state ${s.stateFile}, failMode ${s.failMode})`);
+  }
+
+  #newClient(compat) {
+    const s = this.settings;
+    this.compat = compat;
+    this.client = new GuardClient({
+      workerUrl: this.urls.workerUrl,
+      loopguardUrl: this.urls.loopguardUrl,
+      // the bytes read at start (a restart reloads what ran, even if the file changed since);
+      // the path when they could not be read, so that the worker reports why
+      policy: this.policyBytes ?? s.policy,
+      expectDigest: s.expectDigest,
+      config: JSON.stringify(policyDocument(this.raw, compat)),
+      callTimeoutMs: s.callTimeoutMs,
+      startTimeoutMs: START_TIMEOUT_MS,
+      log: (level, msg, data) => this.log(level, msg, data),
+      onReady: (info) =>
+        this.event({ event: 'ready', policy: info.policy, imported: info.imported, compat, importError: info.importError?.message }),
+      onStartFailed: (error) => {
+        this.event({ event: 'load-failed', error: error.message, path: error.path });
+        // The default profile follows the gateway's version; a policy that does not know that
+        // profile yet still guards, with the documented behaviour.
+        if (s.compatAuto && compat !== 'documented' && error.path === 'loopguard.compat') {
+          this.log('warn', `the policy has no profile ${compat}; using "documented"`);
+          const snapshot = this.client.lastSnapshot;
+          this.client.stop();
+          this.#newClient('documented');
+          this.client.start(snapshot);
+        }
+      },
+    });
+  }
+
+  /** Stops timers and the worker; returns the last snapshot (for a runtime that takes over). */
+  stop({ save = true } = {}) {
+    if (this.stopped) return null;
+    let snapshot = null;
+    if (this.started && this.client) {
+      snapshot = this.client.snapshot() ?? this.client.lastSnapshot;
+      if (save) this.save(snapshot);
+    }
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.client?.stop();
+    return snapshot;
+  }
+
+  /** Carries the bookkeeping of the runtime this one replaces (a config change). */
+  adopt(old) {
+    for (const k of ['sessions', 'pending', 'notes', 'appended', 'ourBlocks', 'abortedRuns', 'peers']) {
+      for (const [a, b] of old[k]) this[k].set(a, b);
+    }
+  }
+
+  // ---- persistence ----
+
+  #readStateFile() {
+    try {
+      const bytes = new Uint8Array(fs.readFileSync(this.settings.stateFile));
+      this.event({ event: 'state-read', bytes: bytes.length, file: this.settings.stateFile });
+      return bytes;
+    } catch (e) {
+      if (e.code !== 'ENOENT') this.log('warn', `cannot read the state file ${this.settings.stateFile}: ${e.message}`);
+      return null;
+    }
+  }
+
+  /** Writes the state file if counts changed since the last write (or `snapshot` is given). */
+  save(snapshot) {
+    if (!this.started || (!this.dirty && !snapshot)) return false;
+    const bytes = snapshot ?? this.client?.snapshot();
+    if (!bytes) return false;
+    const file = this.settings.stateFile;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, bytes);
+    fs.renameSync(tmp, file);
+    this.dirty = false;
+    this.event({ event: 'state-written', bytes: bytes.length });
+    return true;
+  }
+
+  // ---- hot swap ----
+
+  #checkPolicyFile() {
+    if (this.swapping || !this.client?.ready) return;
+    const file = this.settings.policy;
+    let st;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      return; // being replaced; the next check sees the new file
+    }
+    const prev = this.policyStat;
+    if (prev && st.mtimeMs === prev.mtimeMs && st.size === prev.size && st.ino === prev.ino) return;
+    this.policyStat = st;
+    let bytes;
+    try {
+      bytes = new Uint8Array(fs.readFileSync(file));
+    } catch (e) {
+      this.log('warn', `cannot read the changed policy file ${file}: ${e.message}`);
+      return;
+    }
+    const t0 = performance.now();
+    this.swapping = this.client.swap(bytes, this.settings.expectDigest).then((m) => {
+      this.swapping = null;
+      const ms = performance.now() - t0;
+      if (m.ok) {
+        this.policyBytes = bytes;
+        this.dirty = true;
+        const { from, to, snapshotBytes, switchMs } = m.value;
+        this.log('info', `policy hot-swapped: ${from.version} (${from.blake3.slice(0, 12)}) → ${to.version} (${to.blake3.slice(0, 12)}), ${snapshotBytes} bytes of state carried over`);
+        this.event({ event: 'swapped', from, to, snapshotBytes, switchMs, ms });
+      } else {
+        this.log('error', `policy file ${file} refused, the active policy stays: ${m.error.message}`);
+        this.event({ event: 'swap-refused', error: m.error.message, ms });
+      }
+    });
+  }
+
+  // ---- logging ----
+
+  log(level, msg, data) {
+    try {
+      this.logger?.[level]?.(`loopguard: ${msg}`);
+    } catch {}
+    if (level !== 'info') this.event({ event: 'log', level, msg, ...(data ? { data } : {}) });
+  }
+
+  event(rec) {
+    const file = this.settings.decisionLog;
+    if (!file) return;
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.appendFileSync(file, `${JSON.stringify({ ts: Date.now(), pid: process.pid, compat: this.compat, ...rec })}\n`);
+    } catch {}
+  }
+
+  #safe(fn) {
+    try {
+      return fn();
+    } catch (e) {
+      this.log('error', `internal error: ${e?.stack ?? e}`);
+    }
+  }
+
+  /** A policy call; a failure is logged and returned as null (the caller applies failMode). */
+  #call(op, ...args) {
+    this.ensure();
+    const client = this.client;
+    let r = client.call(op, ...args);
+    // a failed start may have replaced the client (the compat fallback): one more try on it
+    if (!r.ok && r.reason === 'unavailable' && this.client !== client) r = this.client.call(op, ...args);
+    if (r.ok) return r;
+    this.counters.failures += 1;
+    this.event({ event: 'policy-failed', op, reason: r.reason, error: r.error?.message, failMode: this.settings.failMode });
+    if (r.reason === 'error') this.log('warn', `the policy refused ${op}: ${r.error?.message}`);
+    return r;
+  }
+
+  #failureText(r) {
+    return `loopguard: the loop guard failed (${r.reason}: ${r.error?.message ?? 'unknown'}); this call is blocked because failMode is "closed".`;
+  }
+
+  // ---- hooks ----
+
+  /** before_tool_call → undefined (allow) or {block, blockReason}. */
+  beforeToolCall(event, ctx) {
+    if (!this.settings.enabled) return undefined;
+    const t0 = performance.now();
+    const session = ctx?.sessionKey ?? (ctx?.sessionId ? `session:${ctx.sessionId}` : null);
+    if (!session) return undefined;
+    const run = event?.runId ?? ctx?.runId;
+    const agent = ctx?.agentId;
+    const callId = event?.toolCallId ?? ctx?.toolCallId;
+    this.sessions.set(session, { run, agent });
+    const aborted = run ? this.abortedRuns.get(run) : undefined;
+    if (aborted) {
+      if (callId) this.ourBlocks.set(callId, true);
+      this.event({ event: 'decision', hook: 'before_tool_call', session, tool: event.toolName, callId, action: 'block', detector: 'compaction_loop_persisted', ms: performance.now() - t0 });
+      return { block: true, blockReason: aborted };
+    }
+    const call = { session, tool: String(event?.toolName ?? 'tool'), args: event?.params ?? {}, run, agent, callId };
+    const r = this.#call('check', call);
+    const ms = performance.now() - t0;
+    if (!r.ok) {
+      if (this.settings.failMode === 'closed') {
+        if (callId) this.ourBlocks.set(callId, true);
+        this.event({ event: 'decision', hook: 'before_tool_call', session, tool: call.tool, callId, action: 'fail-closed', ms });
+        return { block: true, blockReason: this.#failureText(r) };
+      }
+      this.event({ event: 'decision', hook: 'before_tool_call', session, tool: call.tool, callId, action: 'fail-open', ms });
+      return undefined;
+    }
+    const v = r.value;
+    this.dirty = true;
+    this.counters.decisions += 1;
+    this.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policy: this.client.info?.policy?.version });
+    if (v.action === 'block') {
+      if (callId) this.ourBlocks.set(callId, true);
+      return { block: true, blockReason: v.message };
+    }
+    if (callId) {
+      this.pending.set(callId, call);
+      if (v.action === 'warn' && v.notify) this.notes.set(callId, warningNote(v.count));
+    }
+    return undefined;
+  }
+
+  /** The tool-result middleware: appends a due warning note, once, as the core does. */
+  toolResult(event) {
+    const callId = event?.toolCallId;
+    const note = callId ? this.notes.take(callId) : undefined;
+    if (!note || !event.result) return undefined;
+    this.appended.set(callId, note);
+    const content = Array.isArray(event.result.content) ? event.result.content : [];
+    this.event({ event: 'note', callId, note });
+    return { result: { ...event.result, content: [...content, { type: 'text', text: note }] } };
+  }
+
+  /** after_tool_call: records the outcome of a call this plugin let through. */
+  afterToolCall(event, ctx) {
+    const callId = event?.toolCallId ?? ctx?.toolCallId;
+    if (!callId) return;
+    const note = this.appended.take(callId);
+    if (this.ourBlocks.take(callId)) return; // our own block: not an outcome
+    const call = this.pending.take(callId);
+    if (!call) return; // never checked (a tool the gateway did not dispatch, or the plugin failed open)
+    const t0 = performance.now();
+    let outcome;
+    if (event.error !== undefined && event.error !== null) outcome = { error: event.error };
+    else if (event.result !== undefined) outcome = { result: note ? withoutNote(event.result, note) : event.result };
+    else return;
+    const r = this.#call('outcome', call, outcome);
+    const ms = performance.now() - t0;
+    if (!r.ok) return;
+    this.dirty = true;
+    const v = r.value;
+    this.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, ms });
+    if (v.action === 'abort') {
+      if (call.run) this.abortedRuns.set(call.run, v.message);
+      this.log('warn', `post-compaction loop in ${call.session}: every further call of run ${call.run} is blocked (${v.message})`);
+    }
+  }
+
+  /** after_compaction: arms the post-compaction guard for the session's last run. */
+  afterCompaction(event, ctx) {
+    if (!this.settings.enabled) return;
+    const session = ctx?.sessionKey;
+    if (!session) return;
+    const last = this.sessions.get(session);
+    const t0 = performance.now();
+    const r = this.#call('compaction', session, last?.run, ctx?.agentId ?? last?.agent);
+    if (!r.ok) return;
+    this.dirty = true;
+    this.event({ event: 'decision', hook: 'after_compaction', session, run: last?.run, action: r.value.action, remaining: r.value.remaining, ms: performance.now() - t0 });
+  }
+
+  #botIdsOf(channel) {
+    return channel ? this.settings.botIds[channel] : undefined;
+  }
+
+  /** before_dispatch: a bot-authored inbound message over its budget is dropped ({handled: true}). */
+  beforeDispatch(event, ctx) {
+    if (!this.settings.enabled) return undefined;
+    const channel = ctx?.channelId ?? event?.channel;
+    const sender = String(event?.senderId ?? ctx?.senderId ?? '');
+    const bots = this.#botIdsOf(channel);
+    if (!bots || !sender || !bots.has(sender)) return undefined;
+    const account = ctx?.accountId ?? 'default';
+    const conversation = conversationOf(channel, ctx?.conversationId ?? event?.sessionKey);
+    if (!conversation) return undefined;
+    const t0 = performance.now();
+    const now = Date.now();
+    const msg = { channel, account, conversation, room: conversation, sender, receiver: selfId(account), tsMs: now, eventId: event?.messageId ?? ctx?.messageId };
+    this.#notePeer(channel, account, conversation, sender, now);
+    const r = this.#call('bot', msg);
+    const ms = performance.now() - t0;
+    if (!r.ok) {
+      const action = this.settings.failMode === 'closed' ? 'fail-closed' : 'fail-open';
+      this.event({ event: 'decision', hook: 'before_dispatch', channel, conversation, sender, action, ms });
+      return action === 'fail-closed' ? { handled: true } : undefined;
+    }
+    this.dirty = true;
+    const v = r.value;
+    this.event({ event: 'decision', hook: 'before_dispatch', channel, account, conversation, sender, messageId: msg.eventId, action: v.action, budget: v.budget, cooldownUntilMs: v.cooldownUntilMs, ms });
+    return v.action === 'suppress' ? { handled: true } : undefined;
+  }
+
+  #notePeer(channel, account, conversation, peer, now) {
+    const key = `${channel}\u0001${account}\u0001${conversation}`;
+    const m = this.peers.get(key) ?? new Map();
+    m.set(peer, now);
+    this.peers.set(key, m);
+  }
+
+  /** message_sent: our message to a conversation where peer bots talk is one event of each pair. */
+  messageSent(event, ctx) {
+    if (!this.settings.enabled || this.raw?.botLoopProtection?.countOutbound === false) return;
+    if (event?.success === false) return;
+    const channel = ctx?.channelId ?? event?.metadata?.channel;
+    if (!this.#botIdsOf(channel)) return;
+    const account = ctx?.accountId ?? 'default';
+    const conversation = conversationOf(channel, ctx?.conversationId ?? event?.to);
+    if (!conversation) return;
+    const peers = this.peers.get(`${channel}\u0001${account}\u0001${conversation}`);
+    if (!peers) return;
+    const now = Date.now();
+    for (const [peer, last] of peers) {
+      if (now - last > PEER_HORIZON_MS) {
+        peers.delete(peer);
+        continue;
+      }
+      const t0 = performance.now();
+      const msg = { channel, account, conversation, room: conversation, sender: selfId(account), receiver: peer, tsMs: now, eventId: event?.messageId ? `out:${event.messageId}` : undefined };
+      const r = this.#call('bot', msg);
+      if (!r.ok) continue;
+      this.dirty = true;
+      this.event({ event: 'decision', hook: 'message_sent', channel, account, conversation, receiver: peer, messageId: event?.messageId, action: r.value.action, budget: r.value.budget, cooldownUntilMs: r.value.cooldownUntilMs, ms: performance.now() - t0 });
+    }
+  }
+
+  /** session_end / before_reset: the session's history is freed. */
+  endSession(sessionKey, reason) {
+    if (!sessionKey || !this.started) return;
+    const r = this.#call('endSession', sessionKey);
+    this.sessions.delete(sessionKey);
+    if (r.ok) this.dirty = true;
+    this.event({ event: 'session-freed', session: sessionKey, reason });
+  }
+
+  sessionEnd(event, ctx) {
+    if (!END_REASONS.has(event?.reason)) return; // shutdown/restart/compaction keep the counts
+    this.endSession(event?.sessionKey ?? ctx?.sessionKey, event?.reason);
+  }
+}
+
+/** Our own side of a bot pair: the account the gateway speaks as. */
+const selfId = (account) => `self:${account}`;
+
+/** A conversation id without the channel prefix some hooks add (`telegram:-100777` → `-100777`). */
+export function conversationOf(channel, raw) {
+  if (raw === undefined || raw === null || raw === '') return null;
+  let s = String(raw);
+  if (channel && s.startsWith(`${channel}:`)) s = s.slice(channel.length + 1);
+  return s;
+}
+
+/** The result without the note the middleware appended (the note must not change outcome hashes). */
+function withoutNote(result, note) {
+  if (!Array.isArray(result?.content)) return result;
+  const i = result.content.findLastIndex((p) => p?.type === 'text' && p.text === note);
+  if (i < 0) return result;
+  return { ...result, content: result.content.filter((_, j) => j !== i) };
+}
