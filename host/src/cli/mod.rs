@@ -92,7 +92,7 @@ pub struct PolicyArgs {
     #[arg(long)]
     pub fail_closed: bool,
     /// Worker threads, each with its own policy instance (default: the machine's available
-    /// parallelism). The output is the same for any N.
+    /// parallelism). The output is byte for byte the same for any N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
 }
@@ -103,14 +103,14 @@ pub struct Replay {
     /// OpenClaw-style config document (`{}` = defaults).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Hot-swap the policy right before trace line N …
+    /// Hot-swap the policy right before trace line N (the replay then runs on one worker) …
     #[arg(long, value_name = "N")]
     pub swap_at: Option<u64>,
     /// … to this component, keeping the state (both options together).
     #[arg(long, value_name = "FILE.wasm")]
     pub swap_to: Option<PathBuf>,
     /// Run this candidate beside the policy; stdout stays the policy's decisions, each differing
-    /// line goes to stderr as {"shadow_diff":{…}}, then a summary.
+    /// line goes to stderr as {"shadow_diff":{…}}, then a summary (on one worker).
     #[arg(long, value_name = "FILE.wasm")]
     pub shadow: Option<PathBuf>,
     #[command(flatten)]

@@ -16,7 +16,9 @@
 //!   used session, which a worker holding fewer sessions would not. Before a chunk brings the
 //!   number of distinct sessions past what the policy is known to keep (asked of a scratch
 //!   instance, [`keeps_sessions`]), the replay goes on with one gateway: it reads the trace
-//!   again up to that chunk (decisions dropped), then carries on from it.
+//!   again up to that chunk (decisions dropped), then carries on from it. So does a line whose
+//!   `kind` or `session` is given twice with different values (which one counts is the
+//!   policy's rule).
 //! - bad input: the policy checks a whole batch before applying any of it, so with one worker a
 //!   bad line fails its chunk and nothing of it is written. Here a failed chunk is checked whole
 //!   on a scratch instance (checking does not depend on state), which names exactly the line and
@@ -25,14 +27,14 @@
 mod route;
 mod work;
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::policy::Policy;
 use crate::replay;
 use crate::swap::{Health, Supervision, SwappableGateway};
 use route::Route;
-use work::{Job, Pool};
+use work::{Chunk, Job, Pool};
 
 pub(crate) use route::worker_of;
 
@@ -73,7 +75,7 @@ pub fn stream(
     let supervision = first.supervision();
     let mut gateways = vec![first];
     if reopen.is_some() {
-        while gateways.len() < jobs.max(1) {
+        while gateways.len() < jobs.clamp(1, work::MAX_WORKERS) {
             match SwappableGateway::new(policy.clone(), config, supervision) {
                 Ok(g) => gateways.push(g),
                 Err(e) => return finish(&gateways, Err(e), None),
@@ -101,8 +103,8 @@ pub fn stream(
                 Error::Io { what: "reading the trace again".into(), source: std::io::ErrorKind::Unsupported.into() };
             finish(&gateways, Err(e), None)
         }
-        (Ok(Parallel::Single { chunk, first_line }), Some(reopen)) => {
-            let (result, gateway) = run.single(reopen, chunk, first_line, trace, out);
+        (Ok(Parallel::Single { first_line }), Some(reopen)) => {
+            let (result, gateway) = run.single(reopen, first_line, out);
             gateways.extend(gateway);
             finish(&gateways, result, Some(first_line))
         }
@@ -132,7 +134,7 @@ fn finish(gateways: &[SwappableGateway], result: Result<u64>, single_from: Optio
 /// gateway (it is handed back with its first line number).
 enum Parallel {
     Done(u64),
-    Single { chunk: Vec<u8>, first_line: u64 },
+    Single { first_line: u64 },
 }
 
 struct Run<'a> {
@@ -146,10 +148,11 @@ struct Run<'a> {
 }
 
 /// One chunk read from the trace, and why reading stopped after it.
-struct Chunk {
-    text: Vec<u8>,
+struct Read {
+    text: String,
     lines: u64,
-    /// An error met while reading the line after the chunk (returned once the chunk is done).
+    /// An error met while reading (returned once the chunks before it are written; the chunk
+    /// itself is then never applied, as one worker never applies it).
     error: Option<Error>,
 }
 
@@ -157,27 +160,30 @@ fn input_error(line: u64, reason: &str) -> Error {
     Error::Policy { kind: ErrorKind::Input, path: format!("line {line}"), reason: reason.into() }
 }
 
-/// Reads whole lines until the chunk reaches `chunk_bytes` (as [`replay::stream`] does).
-fn read_chunk(trace: &mut dyn BufRead, first_line: u64, chunk_bytes: usize) -> Chunk {
+/// Reads whole lines until the chunk reaches `chunk_bytes` (as [`replay::stream`] does), and
+/// checks the UTF-8 once for the whole chunk.
+fn read_chunk(trace: &mut dyn BufRead, first_line: u64, chunk_bytes: usize) -> Read {
     let mut text = Vec::with_capacity(chunk_bytes + 1024);
     let mut lines = 0;
-    let error = loop {
-        let start = text.len();
+    let mut error = loop {
         match trace.read_until(b'\n', &mut text) {
             Ok(0) => break None,
             Ok(_) => {}
             Err(source) => break Some(Error::Io { what: "reading the trace".into(), source }),
-        }
-        if std::str::from_utf8(&text[start..]).is_err() {
-            text.truncate(start);
-            break Some(input_error(first_line + lines, "is not valid UTF-8; traces are UTF-8 JSON Lines"));
         }
         lines += 1;
         if text.len() >= chunk_bytes {
             break None;
         }
     };
-    Chunk { text, lines, error }
+    let text = String::from_utf8(text).unwrap_or_else(|e| {
+        // The first bad line comes before anything read after it, an I/O error included.
+        let bad = e.utf8_error().valid_up_to();
+        let line = first_line + e.as_bytes()[..bad].iter().filter(|b| **b == b'\n').count() as u64;
+        error = Some(input_error(line, "is not valid UTF-8; traces are UTF-8 JSON Lines"));
+        String::new()
+    });
+    Read { text, lines, error }
 }
 
 fn line_number(line: u64) -> Result<u32> {
@@ -199,22 +205,17 @@ impl Run<'_> {
                 }
                 return Err(e);
             }
-            let mut full = false;
+            let full = chunk.text.len() >= replay::DEFAULT_CHUNK_BYTES;
             if !chunk.text.is_empty() {
-                let text =
-                    std::str::from_utf8(&chunk.text).map_err(|_| input_error(first_line, "is not valid UTF-8"))?;
                 let number = line_number(first_line)?;
-                let parts = match self.split(text, workers) {
-                    Some(parts) => parts,
-                    None => {
-                        while let Some(job) = pending.pop_front() {
-                            self.collect(pool, job, out)?;
-                        }
-                        return Ok(Parallel::Single { chunk: chunk.text, first_line });
+                let Some(routed) = self.split(chunk.text, number, workers) else {
+                    while let Some(job) = pending.pop_front() {
+                        self.collect(pool, job, out)?;
                     }
+                    // Read again: the chunk is whole lines, as one gateway will read it.
+                    return Ok(Parallel::Single { first_line });
                 };
-                full = chunk.text.len() >= replay::DEFAULT_CHUNK_BYTES;
-                pending.push_back(pool.send(parts, number, chunk.text));
+                pending.push_back(pool.send(routed));
                 while pending.len() > work::IN_FLIGHT {
                     if let Some(job) = pending.pop_front() {
                         self.collect(pool, job, out)?;
@@ -232,31 +233,27 @@ impl Run<'_> {
         }
     }
 
-    /// Each worker's text for one chunk, or `None` if the chunk must run on one gateway.
-    fn split(&mut self, text: &str, workers: usize) -> Option<Vec<(String, bool)>> {
-        let mut parts: Vec<(String, bool)> =
-            (0..workers).map(|_| (String::with_capacity(text.len() / workers + 4096), false)).collect();
+    /// Routes every line of a chunk, or `None` if the chunk must run on one gateway.
+    fn split(&mut self, text: String, first_line: u32, workers: usize) -> Option<Chunk> {
+        let lines = text.len() / 128 + 16;
+        let (mut ends, mut owners) = (Vec::with_capacity(lines), Vec::with_capacity(lines));
+        let mut end = 0;
         for line in text.split_inclusive('\n') {
+            end += line.len();
             let body = line.strip_suffix('\n').unwrap_or(line);
             let owner = match route::route(body) {
                 Route::Ambiguous => return None,
-                Route::Blank => None,
-                Route::Global => Some(0),
+                Route::Blank => work::NOBODY,
+                Route::Global => 0,
                 Route::Session(s) => {
                     if !self.sessions.contains(&*s) {
                         self.sessions.insert(s.as_ref().into());
                     }
-                    Some(worker_of(&s, workers))
+                    worker_of(&s, workers) as u8
                 }
             };
-            for (w, (part, owns)) in parts.iter_mut().enumerate() {
-                if owner == Some(w) {
-                    part.push_str(line);
-                    *owns = true;
-                } else {
-                    part.push('\n');
-                }
-            }
+            ends.push(u32::try_from(end).ok()?);
+            owners.push(owner);
         }
         // Past the sessions the policy keeps, one gateway would evict and the workers would not.
         let needed = self.sessions.len();
@@ -267,7 +264,7 @@ impl Run<'_> {
             }
             self.known_sessions = probe;
         }
-        Some(parts)
+        Some(Chunk { text, first_line, ends, owners })
     }
 
     /// Waits for every part of `job`, then writes its decisions or returns its error.
@@ -283,15 +280,16 @@ impl Run<'_> {
     /// The error one worker would have met on this chunk: a bad line found by checking the whole
     /// chunk on a scratch instance, else the first worker's error.
     fn chunk_error(&self, job: &Job, mut errors: Vec<Error>) -> Error {
-        let mut text = String::from_utf8_lossy(&job.text).into_owned();
+        let first_line = job.chunk.first_line;
+        let mut text = job.chunk.text.clone();
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        let sentinel = u64::from(job.first_line) + text.bytes().filter(|b| *b == b'\n').count() as u64;
+        let sentinel = u64::from(first_line) + text.bytes().filter(|b| *b == b'\n').count() as u64;
         // A line that cannot be an event, after all the others: if it is the one named, every
         // line of the chunk passed the check (and nothing is applied either way).
         text.push_str("{}\n");
-        let checked = self.policy.gateway(self.config).and_then(|mut g| g.apply_events(&text, job.first_line));
+        let checked = self.policy.gateway(self.config).and_then(|mut g| g.apply_events(&text, first_line));
         match checked {
             Err(e @ Error::Policy { .. }) if !names_line(&e, sentinel) => e,
             _ => errors.remove(0),
@@ -303,9 +301,7 @@ impl Run<'_> {
     fn single(
         &self,
         reopen: Reopen<'_>,
-        chunk: Vec<u8>,
         first_line: u64,
-        trace: &mut dyn BufRead,
         out: &mut dyn Write,
     ) -> (Result<u64>, Option<SwappableGateway>) {
         let gateway = match SwappableGateway::new(self.policy.clone(), self.config, self.supervision) {
@@ -313,12 +309,11 @@ impl Run<'_> {
             Err(e) => return (Err(e), None),
         };
         let result = (|| {
-            let mut prefix = reopen().map_err(|source| Error::Io { what: "reading the trace again".into(), source })?;
+            let mut again = reopen().map_err(|source| Error::Io { what: "reading the trace again".into(), source })?;
             let (mut sink, before) = (&gateway, first_line - 1);
             let chunk_bytes = replay::DEFAULT_CHUNK_BYTES;
-            replay::stream_until(&mut sink, &mut *prefix, &mut std::io::sink(), chunk_bytes, 0, before)?;
-            let mut rest = std::io::Cursor::new(chunk).chain(trace);
-            let lines = replay::stream_until(&mut sink, &mut rest, out, chunk_bytes, before, u64::MAX)?;
+            replay::stream_until(&mut sink, &mut *again, &mut std::io::sink(), chunk_bytes, 0, before)?;
+            let lines = replay::stream_until(&mut sink, &mut *again, out, chunk_bytes, before, u64::MAX)?;
             Ok(before + lines)
         })();
         (result, Some(gateway))

@@ -12,16 +12,48 @@ use crate::swap::SwappableGateway;
 /// Chunks sent ahead of the one being written: enough that no worker waits for another.
 pub(super) const IN_FLIGHT: usize = 4;
 
-/// A chunk in flight: its text (to name its error) and which workers got a part of it.
-pub(super) struct Job {
+/// One chunk of the trace and where its lines go, shared by the workers: each copies its own
+/// lines out of it (in parallel), the main thread only routes.
+pub(super) struct Chunk {
+    /// The chunk's text: whole lines, valid UTF-8.
+    pub text: String,
+    /// The trace line number of its first line.
     pub first_line: u32,
-    pub text: Vec<u8>,
-    sent: Vec<bool>,
+    /// The end offset (after its `\n`) of each line.
+    pub ends: Vec<u32>,
+    /// The worker of each line ([`NOBODY`] for a blank line).
+    pub owners: Vec<u8>,
 }
 
-struct Part {
-    text: String,
-    first_line: u32,
+/// The owner of a line that no worker needs (blank).
+pub(super) const NOBODY: u8 = u8::MAX;
+
+/// Most workers (a line's owner is a byte).
+pub(super) const MAX_WORKERS: usize = 64;
+
+impl Chunk {
+    /// Worker `me`'s part: its lines, every other line left empty so that the policy numbers the
+    /// lines as the trace does.
+    fn part(&self, me: u8) -> String {
+        let mut out = String::with_capacity(self.text.len() / 2 + self.owners.len());
+        let mut start = 0;
+        for (end, owner) in self.ends.iter().zip(&self.owners) {
+            let end = *end as usize;
+            if *owner == me {
+                out.push_str(&self.text[start..end]);
+            } else {
+                out.push('\n');
+            }
+            start = end;
+        }
+        out
+    }
+}
+
+/// A chunk in flight, and which workers got a part of it.
+pub(super) struct Job {
+    pub chunk: Arc<Chunk>,
+    sent: Vec<bool>,
 }
 
 /// One worker's decisions for its part of a chunk, with the trace line and end offset of each.
@@ -81,7 +113,7 @@ pub(super) fn merge(parts: &[Decided]) -> String {
 
 /// The worker threads and their queues.
 pub(super) struct Pool {
-    parts: Vec<SyncSender<Part>>,
+    parts: Vec<SyncSender<Arc<Chunk>>>,
     results: Vec<Receiver<Result<Decided>>>,
     stop: Arc<AtomicBool>,
 }
@@ -91,16 +123,17 @@ impl Pool {
     pub(super) fn start<'scope, 'env>(scope: &'scope Scope<'scope, 'env>, gateways: &'env [SwappableGateway]) -> Pool {
         let stop = Arc::new(AtomicBool::new(false));
         let (mut parts, mut results) = (Vec::new(), Vec::new());
-        for gateway in gateways {
-            let (part_tx, part_rx) = sync_channel::<Part>(IN_FLIGHT);
+        for (me, gateway) in gateways.iter().enumerate() {
+            let me = u8::try_from(me).unwrap_or(NOBODY);
+            let (part_tx, part_rx) = sync_channel::<Arc<Chunk>>(IN_FLIGHT);
             let (result_tx, result_rx) = channel();
             let stop = stop.clone();
             scope.spawn(move || {
-                for part in part_rx {
+                for chunk in part_rx {
                     if stop.load(Ordering::Acquire) {
                         return;
                     }
-                    let decided = gateway.apply_events(&part.text, part.first_line).map(Decided::new);
+                    let decided = gateway.apply_events(&chunk.part(me), chunk.first_line).map(Decided::new);
                     if result_tx.send(decided).is_err() {
                         return;
                     }
@@ -117,17 +150,22 @@ impl Pool {
         self.parts.len()
     }
 
-    /// Sends each worker its part (those with no line of their own get nothing).
-    pub(super) fn send(&self, parts: Vec<(String, bool)>, first_line: u32, text: Vec<u8>) -> Job {
-        let mut sent = Vec::with_capacity(parts.len());
-        for (w, (part, owns)) in parts.into_iter().enumerate() {
-            if owns {
-                // A worker that stopped has its result channel closed too: `collect` reports it.
-                let _ = self.parts[w].send(Part { text: part, first_line });
+    /// Sends the chunk to the workers that own a line of it (the others get nothing).
+    pub(super) fn send(&self, chunk: Chunk) -> Job {
+        let mut sent = vec![false; self.parts.len()];
+        for owner in &chunk.owners {
+            if let Some(s) = sent.get_mut(usize::from(*owner)) {
+                *s = true;
             }
-            sent.push(owns);
         }
-        Job { first_line, text, sent }
+        let chunk = Arc::new(chunk);
+        for (w, owns) in sent.iter().enumerate() {
+            if *owns {
+                // A worker that stopped has its result channel closed too: `collect` reports it.
+                let _ = self.parts[w].send(chunk.clone());
+            }
+        }
+        Job { chunk, sent }
     }
 
     /// Waits for every part of `job`: the decisions, and the errors in worker order.
