@@ -5,7 +5,7 @@
 //! text. The tag keeps `argsHash` (which includes the tool name), result hashes and `error:`
 //! hashes apart, as OpenClaw's prefixes do.
 
-use crate::canonical::{write_canonical, Sink};
+use crate::canonical::{write_canonical, write_canonical_in, Sink, Style};
 use crate::json::Json;
 
 /// A 128-bit fingerprint. Equal inputs give equal digests; a collision needs ~2^64 inputs.
@@ -69,10 +69,15 @@ pub fn name_id(name: &str) -> u64 {
 
 /// `argsHash`: the tool name and the canonical params, one digest.
 pub fn args_digest(tool: &str, params: &Json) -> Digest {
+    args_digest_in(tool, params, Style::DOCUMENTED)
+}
+
+/// `argsHash` with the params in a canonical style.
+pub fn args_digest_in(tool: &str, params: &Json, style: Style) -> Digest {
     let mut h = Hasher::new(tag::ARGS);
     h.bytes(&(tool.len() as u64).to_le_bytes());
     h.bytes(tool.as_bytes());
-    write_canonical(params, &mut h);
+    write_canonical_in(params, style, &mut h);
     h.finish()
 }
 

@@ -20,8 +20,10 @@ use std::ops::Deref;
 
 use crate::js::cmp_utf16;
 
+mod lone;
 mod parser;
-pub use parser::{parse, JsonError};
+pub use lone::StrBuf;
+pub use parser::{parse, parse_with, JsonError, LoneKeys};
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;
@@ -56,7 +58,7 @@ pub struct LoneSurrogate {
 }
 
 /// A string value or key: its text (borrowed from the input when it had no escapes) and the
-/// lone surrogates it held, if any.
+/// lone surrogates it held, if any (sorted by offset; several may share one).
 #[derive(Debug, Clone, Eq)]
 pub struct Str<'a> {
     text: Cow<'a, str>,
@@ -115,12 +117,17 @@ impl From<String> for Str<'_> {
 }
 
 impl<'a> Json<'a> {
-    /// The value of `key` if `self` is an object that has it.
+    /// The value of `key` if `self` is an object that has it. When several keys have this text
+    /// (they differ only in lone surrogates, [`LoneKeys::Distinct`]), the one without lone
+    /// surrogates is taken, else the first.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
-        match self {
-            Json::Obj(members) => members.binary_search_by(|(k, _)| cmp_utf16(k, key)).ok().map(|i| &members[i].1),
-            _ => None,
-        }
+        let Json::Obj(members) = self else { return None };
+        let i = members.binary_search_by(|(k, _)| cmp_utf16(k, key)).ok()?;
+        let same = |j: &usize| members[*j].0.as_str() == key;
+        let first = (0..i).rev().take_while(same).last().unwrap_or(i);
+        let run = (first..members.len()).take_while(same);
+        let plain = run.clone().find(|&j| members[j].0.lone.is_empty());
+        plain.or(run.clone().next()).map(|j| &members[j].1)
     }
 
     /// The string, if this is one.

@@ -4,7 +4,19 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{sort_members, Json, LoneSurrogate, Str, MAX_DEPTH};
+use super::{lone::sort_distinct, sort_members, Json, LoneSurrogate, Str, MAX_DEPTH};
+
+/// What makes two object keys the same key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoneKeys {
+    /// Their texts: keys that differ only in lone surrogates are one key (the later wins), as
+    /// they are once the documented canonical form has removed the surrogates.
+    #[default]
+    Merge,
+    /// Their UTF-16 code units, as `JSON.parse` sees them: lone surrogates make a key different
+    /// (openclaw 2026.9, which keeps them).
+    Distinct,
+}
 
 /// Why a text is not JSON, and where (byte offset from the start of the text).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,9 +33,14 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// Parses one JSON text (surrounding whitespace allowed).
+/// Parses one JSON text (surrounding whitespace allowed), keys compared by [`LoneKeys::Merge`].
 pub fn parse(text: &str) -> Result<Json<'_>, JsonError> {
-    let mut p = Parser { s: text.as_bytes(), src: text, i: 0 };
+    parse_with(text, LoneKeys::Merge)
+}
+
+/// Parses one JSON text with the given key identity.
+pub fn parse_with(text: &str, keys: LoneKeys) -> Result<Json<'_>, JsonError> {
+    let mut p = Parser { s: text.as_bytes(), src: text, i: 0, keys };
     p.ws();
     let v = p.value(0)?;
     p.ws();
@@ -37,6 +54,7 @@ struct Parser<'a> {
     s: &'a [u8],
     src: &'a str,
     i: usize,
+    keys: LoneKeys,
 }
 
 impl<'a> Parser<'a> {
@@ -134,7 +152,10 @@ impl<'a> Parser<'a> {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
-                    sort_members(&mut members);
+                    match self.keys {
+                        LoneKeys::Merge => sort_members(&mut members),
+                        LoneKeys::Distinct => sort_distinct(&mut members),
+                    }
                     return Ok(Json::Obj(members));
                 }
                 _ => return Err(self.err("expected ',' or '}' in an object")),
