@@ -30,8 +30,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+mod agents;
+
 use super::mention::{Haystack, MentionPatterns};
-use super::{lookup, object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
+use super::profile::{GroupRules, Profile, DOCUMENTED};
+use super::{object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
+use agents::parse_agents;
 
 /// Most participants in one broadcast entry.
 pub const MAX_AGENTS: usize = 16;
@@ -86,8 +90,13 @@ pub enum EntryRef<'a> {
 }
 
 /// The `broadcast` entries and the agents' mention patterns.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GroupConfig {
+    /// The profile's coordinator rules.
+    pub rules: GroupRules,
+    /// Display names (`name` or the id, whitespace collapsed, ≤ 80 UTF-16 units) by normalized
+    /// agent id, for [`GroupRules::address_by_display_name`].
+    display_names: BTreeMap<String, String>,
     /// `broadcast.strategy`.
     pub strategy: Strategy,
     /// Qualified entries by their exact key.
@@ -114,12 +123,26 @@ impl GroupConfig {
     /// Errors name the path, e.g. `broadcast.discord:123.maxRounds`. Other keys of
     /// `agents.list[]` entries are ignored (they belong to other features).
     pub fn parse(doc: &Value) -> Result<Self, ConfigError> {
+        Self::parse_with(doc, &DOCUMENTED)
+    }
+
+    /// [`GroupConfig::parse`] under a profile's rules.
+    pub fn parse_with(doc: &Value, profile: &Profile) -> Result<Self, ConfigError> {
         let global_patterns = match object_at(doc, &["messages", "groupChat"])?.and_then(|g| g.get("mentionPatterns")) {
             Some(v) => Some(MentionPatterns::compile(v, "messages.groupChat.mentionPatterns")?),
             None => None,
         };
-        let agent_patterns = parse_agents(doc)?;
-        let mut cfg = Self { global_patterns, agent_patterns, ..Self::default() };
+        let rules = profile.group;
+        let (agent_patterns, display_names) = parse_agents(doc, rules.derived_mentions)?;
+        let mut cfg = Self {
+            rules,
+            display_names,
+            strategy: Strategy::default(),
+            qualified: BTreeMap::new(),
+            legacy: BTreeMap::new(),
+            agent_patterns,
+            global_patterns,
+        };
         let Some(broadcast) = object_at(doc, &["broadcast"])? else {
             return Ok(cfg);
         };
@@ -176,16 +199,33 @@ impl GroupConfig {
     }
 
     /// True when `text` mentions `agent` by its resolved patterns (own, else global, else
-    /// derived). An agent the config does not know (e.g. after a reload) is never mentioned.
+    /// derived), as the profile counts a mention ([`GroupRules::mentions_need_at`]). An agent
+    /// the config does not know (e.g. after a reload) is never mentioned.
     pub fn mentions(&self, agent: &str, text: &Haystack<'_>) -> bool {
-        match self.agent_patterns.get(&normalize_agent_id(agent)) {
-            Some(own) if !own.is_derived() => own.matches(text),
-            Some(derived) => match &self.global_patterns {
-                Some(global) => global.matches(text),
-                None => derived.matches(text),
-            },
-            None => false,
+        let patterns = match self.agent_patterns.get(&normalize_agent_id(agent)) {
+            Some(own) if !own.is_derived() => own,
+            Some(derived) => self.global_patterns.as_ref().unwrap_or(derived),
+            None => return false,
+        };
+        if self.rules.mentions_need_at {
+            patterns.matches_at_address(text)
+        } else {
+            patterns.matches(text)
         }
+    }
+
+    /// A text prepared for [`GroupConfig::mentions`] under the profile's rules.
+    pub fn haystack<'t>(&self, text: &'t str) -> Haystack<'t> {
+        if self.rules.mentions_need_at {
+            Haystack::for_addresses(text)
+        } else {
+            Haystack::new(text)
+        }
+    }
+
+    /// The display name of `agent` (its `name`, else the id).
+    pub fn display_name<'s>(&'s self, agent: &'s str) -> &'s str {
+        self.display_names.get(&normalize_agent_id(agent)).map_or(agent, String::as_str)
     }
 
     fn parse_qualified(&self, value: &Value, path: &str) -> Result<BroadcastEntry, ConfigError> {
@@ -288,74 +328,4 @@ fn path_agents(path: &str, object_form: bool) -> String {
     } else {
         path.to_string()
     }
-}
-
-/// Reads `agents.list[]`: ids, names and own patterns. Returns each known agent's own configured
-/// patterns, or its derived ones (marked so [`GroupConfig::mentions`] can put the global list
-/// first).
-fn parse_agents(doc: &Value) -> Result<BTreeMap<String, MentionPatterns>, ConfigError> {
-    let mut out = BTreeMap::new();
-    let items = match lookup(doc, &["agents", "list"]) {
-        None => &[][..],
-        Some(Value::Array(items)) => items.as_slice(),
-        Some(other) => {
-            return Err(ConfigError::new(
-                "agents.list",
-                format!("must be an array of agent entries, not {}", type_name(other)),
-            ))
-        }
-    };
-    if let Some(agents) = lookup(doc, &["agents"]) {
-        if !agents.is_object() {
-            return Err(ConfigError::new("agents", format!("must be an object, not {}", type_name(agents))));
-        }
-    }
-    for (i, item) in items.iter().enumerate() {
-        let path = format!("agents.list[{i}]");
-        let Value::Object(obj) = item else {
-            return Err(ConfigError::new(path, format!("must be an object with an id, not {}", type_name(item))));
-        };
-        let id = match obj.get("id") {
-            Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
-            Some(other) => {
-                return Err(ConfigError::new(
-                    format!("{path}.id"),
-                    format!("must be a non-empty string, not {}", type_name(other)),
-                ))
-            }
-            None => return Err(ConfigError::new(format!("{path}.id"), "is required: give the agent an id")),
-        };
-        let name = match obj.get("name") {
-            None => None,
-            Some(Value::String(s)) => Some(s.as_str()),
-            Some(other) => {
-                return Err(ConfigError::new(
-                    format!("{path}.name"),
-                    format!("must be a string, not {}", type_name(other)),
-                ))
-            }
-        };
-        let own = match obj.get("groupChat") {
-            None => None,
-            Some(Value::Object(g)) => match g.get("mentionPatterns") {
-                Some(v) => {
-                    let p = format!("{path}.groupChat.mentionPatterns");
-                    Some(MentionPatterns::compile(v, &p)?)
-                }
-                None => None,
-            },
-            Some(other) => {
-                return Err(ConfigError::new(
-                    format!("{path}.groupChat"),
-                    format!("must be an object, not {}", type_name(other)),
-                ))
-            }
-        };
-        let patterns = own.unwrap_or_else(|| MentionPatterns::derived(id, name));
-        out.insert(normalize_agent_id(id), patterns);
-    }
-    if out.is_empty() {
-        out.insert(IMPLICIT_AGENT.to_string(), MentionPatterns::derived(IMPLICIT_AGENT, None));
-    }
-    Ok(out)
 }

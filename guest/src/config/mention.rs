@@ -24,6 +24,11 @@
 //! non-word character (so `bob@main.example` does not mention `main`), and it must be followed by
 //! the end of the text or a character that is neither a word character nor `-` (so `@main-bot`
 //! does not mention `main`).
+//!
+//! openclaw 2026.9 (tests/oracle/NOTES.md §5, [`MentionPatterns::matches_at_address`]) only counts
+//! an explicit address: the text, lowercased with zero-width characters removed, must contain an
+//! `@`, and a match must start at an `@` (`@…`, `<@…`, or right after an `@`) that follows no
+//! letter, digit or `_`.
 
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
@@ -46,12 +51,24 @@ const NEST_LIMIT: u32 = 64;
 pub struct Haystack<'a> {
     raw: &'a str,
     lower: String,
+    /// `normalizeMentionText`: zero-width characters removed, trimmed, lowercased (only built
+    /// for [`Haystack::for_addresses`]).
+    address: Option<String>,
 }
 
 impl<'a> Haystack<'a> {
     /// Prepares `text` for matching.
     pub fn new(raw: &'a str) -> Self {
-        Self { raw, lower: raw.to_lowercase() }
+        Self { raw, lower: raw.to_lowercase(), address: None }
+    }
+
+    /// Prepares `text` for [`MentionPatterns::matches_at_address`] too.
+    pub fn for_addresses(raw: &'a str) -> Self {
+        let zero_width =
+            |c: char| matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}');
+        let kept: String = raw.chars().filter(|c| !zero_width(*c)).collect();
+        let address = Some(crate::js::js_trim(&kept).to_lowercase());
+        Self { raw, lower: raw.to_lowercase(), address }
     }
 }
 
@@ -116,6 +133,37 @@ impl MentionPatterns {
         literals.dedup();
         let regexes = literals.iter().filter_map(|lit| build(&format!(r"(?:^|\W)@{lit}(?:[^\w-]|$)")).ok()).collect();
         Self { regexes, derived: true }
+    }
+
+    /// No patterns, yielding to the global list like derived ones (openclaw 2026.9 derives
+    /// patterns from `identity`, which is not read).
+    pub fn none_derived() -> Self {
+        Self { regexes: Vec::new(), derived: true }
+    }
+
+    /// openclaw 2026.9's explicit address (`resolveGroupThreadMentionedAgentIds`): some match in
+    /// the normalized text starts at an `@` that follows no letter, digit or `_`.
+    pub fn matches_at_address(&self, text: &Haystack<'_>) -> bool {
+        let Some(hay) = text.address.as_deref() else { return false };
+        if !hay.contains('@') {
+            return false;
+        }
+        let before = |i: usize| hay[..i].chars().next_back();
+        let word = |c: char| (c as u32) <= 0xFFFF && (c.is_alphabetic() || c.is_numeric() || c == '_');
+        self.regexes.iter().any(|r| {
+            r.find_iter(hay).any(|m| {
+                let at = if m.as_str().starts_with('@') {
+                    Some(m.start())
+                } else if m.as_str().starts_with("<@") {
+                    Some(m.start() + 1)
+                } else if before(m.start()) == Some('@') {
+                    Some(m.start() - 1)
+                } else {
+                    None
+                };
+                at.is_some_and(|at| before(at).is_none_or(|c| !word(c)))
+            })
+        })
     }
 
     /// True when any pattern matches the text.
@@ -184,6 +232,21 @@ mod tests {
         assert!(p.matches(&Haystack::new("HEY BOT, hi")));
         assert!(!p.matches(&Haystack::new("claudette")));
         assert_eq!(p.len(), 2);
+    }
+
+    /// NOTES §5: 2026.9.6 needs an `@` address at a word start (case `group-rounds`).
+    #[test]
+    fn openclaw_2026_9_mentions_are_at_addresses() {
+        let p = MentionPatterns::compile(&json!(["@planner", "planner", "<@u1>"]), "p").expect("valid patterns");
+        let hit = |t: &str| p.matches_at_address(&Haystack::for_addresses(t));
+        assert!(hit("@Planner please look"));
+        assert!(hit("(@planner)"));
+        assert!(hit("hi <@U1>"), "a `<@` match addresses at its `@`");
+        assert!(!hit("x@planner"), "an `@` after a letter is an e-mail address");
+        assert!(!hit("planner, please"), "no `@` anywhere");
+        assert!(!hit("@team planner"), "`planner` matched, but not at an `@`");
+        assert!(hit("ask @\u{200B}planner"), "zero-width characters are removed first");
+        assert!(!p.matches_at_address(&Haystack::new("@planner")), "a plain haystack has no address text");
     }
 
     #[test]

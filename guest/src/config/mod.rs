@@ -72,9 +72,21 @@ impl Config {
             profile,
             tools: tool::ToolLoopConfig::parse(doc, profile)?,
             bot: bot::BotLoopConfig::parse(doc)?,
-            group: group::GroupConfig::parse(doc)?,
+            group: group::GroupConfig::parse_with(doc, profile)?,
             limits: Limits::parse(doc)?,
         })
+    }
+}
+
+impl Config {
+    /// How trace lines and typed inputs are read for this profile: keys that differ only in lone
+    /// surrogates are one key, unless the profile keeps lone surrogates.
+    pub fn lone_keys(&self) -> crate::json::LoneKeys {
+        if self.profile.tool.keep_lone_surrogates {
+            crate::json::LoneKeys::Distinct
+        } else {
+            crate::json::LoneKeys::Merge
+        }
     }
 }
 

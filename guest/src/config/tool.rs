@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::profile::{Profile, ToolTexts, DOCUMENTED};
+use super::profile::{Profile, ToolRules, ToolTexts, DOCUMENTED};
 use super::{object_at, strict_keys, type_name, ConfigError};
 use crate::js::js_trim;
 use serde_json::{Map, Value};
@@ -39,6 +39,8 @@ pub struct LoopSettings {
     pub window_size: u32,
     /// The texts of the compatibility profile.
     pub texts: &'static ToolTexts,
+    /// The rules of the compatibility profile.
+    pub rules: &'static ToolRules,
 }
 
 impl Default for LoopSettings {
@@ -232,27 +234,29 @@ pub fn resolve(block: Option<&Map<String, Value>>, profile: &'static Profile) ->
     let get = |k: &str| b.get(k);
     let sub = |outer: &str, k: &str| b.get(outer).and_then(Value::as_object).and_then(|o| o.get(k));
     let flag = |k: &str| sub("detectors", k).and_then(Value::as_bool).unwrap_or(true);
-    let warning = as_positive_int(get("warningThreshold"), 10);
-    let mut critical = as_positive_int(get("criticalThreshold"), 20);
+    let d = &profile.defaults;
+    let warning = as_positive_int(get("warningThreshold"), d.warning);
+    let mut critical = as_positive_int(get("criticalThreshold"), d.critical);
     if critical <= warning {
         critical = warning.saturating_add(1);
     }
-    let mut global = as_positive_int(get("globalCircuitBreakerThreshold"), 30);
+    let mut global = as_positive_int(get("globalCircuitBreakerThreshold"), d.global);
     if global <= critical {
         global = critical.saturating_add(1);
     }
     LoopSettings {
         enabled: get("enabled").and_then(Value::as_bool),
-        history_size: as_positive_int(get("historySize"), 30) as usize,
+        history_size: as_positive_int(get("historySize"), d.history_size) as usize,
         warning,
-        unknown_tool: as_positive_int(get("unknownToolThreshold"), 10),
+        unknown_tool: as_positive_int(get("unknownToolThreshold"), d.unknown_tool),
         critical,
         global,
         generic_repeat: flag("genericRepeat"),
         known_poll: flag("knownPollNoProgress"),
         ping_pong: flag("pingPong"),
-        window_size: as_positive_int(sub("postCompactionGuard", "windowSize"), 3),
+        window_size: as_positive_int(sub("postCompactionGuard", "windowSize"), d.window_size),
         texts: &profile.texts,
+        rules: &profile.tool,
     }
 }
 
