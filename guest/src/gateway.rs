@@ -45,7 +45,7 @@ impl Gateway {
         let l = &config.limits;
         Self {
             sessions: BoundedMap::new(l.max_sessions),
-            bots: BotGuard::new(l.max_pairs),
+            bots: BotGuard::new(l.max_pairs).with_rules(config.profile.bot),
             groups: GroupCoordinator::new(l.max_group_threads),
             config,
         }

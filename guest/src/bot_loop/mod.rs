@@ -40,6 +40,7 @@ mod tests;
 
 pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef};
 
+use crate::config::profile::{BotRules, DOCUMENTED};
 use crate::store::CompactMap;
 use burst::{BurstEntry, BurstEvent};
 use packed::PackedPair;
@@ -97,6 +98,8 @@ pub struct BotGuard {
     next_prune_at: i64,
     /// Evictions counted before the last [`BotGuard::restore`].
     evicted_before: u64,
+    /// The profile's rules.
+    rules: BotRules,
 }
 
 impl BotGuard {
@@ -107,7 +110,14 @@ impl BotGuard {
             bursts: CompactMap::new(max_pairs),
             next_prune_at: 0,
             evicted_before: 0,
+            rules: DOCUMENTED.bot,
         }
+    }
+
+    /// The same guard under a profile's rules (the documented ones by default).
+    pub fn with_rules(mut self, rules: BotRules) -> Self {
+        self.rules = rules;
+        self
     }
 
     /// Records one bot message and decides (spec §2.4 `recordAndCheck`, with §2.5 and stage D).
@@ -133,6 +143,10 @@ impl BotGuard {
         // The burst budget records before the pair cooldown check (stage C). It lives in another
         // map, so recording it cannot evict this pair.
         let burst = record_burst(&mut self.bursts, facts, settings);
+        // openclaw 2026.9 lets a redelivered id through even during a cooldown (NOTES §4.1).
+        if replay && self.rules.replay_before_cooldown {
+            return later_of(None, burst);
+        }
         if let Some(until) = pair.cooldown_at(now) {
             return later_of(Some(until), burst);
         }

@@ -19,6 +19,7 @@ use super::key::KeyDigest;
 use super::packed::PackedPair;
 use super::pair::PairEntry;
 use super::BotGuard;
+use crate::config::profile::DOCUMENTED;
 use crate::store::{CompactMap, Ordered};
 
 /// The whole state of a [`BotGuard`].
@@ -135,6 +136,12 @@ impl BotGuard {
         let packed = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, PackedPair::pack(&e))).collect();
         let pairs = CompactMap::from_ordered(max_pairs, packed);
         let bursts = CompactMap::from_ordered(max_pairs, snapshot.bursts);
-        Self { pairs, bursts, next_prune_at: snapshot.next_prune_at, evicted_before: snapshot.evicted }
+        Self {
+            pairs,
+            bursts,
+            next_prune_at: snapshot.next_prune_at,
+            evicted_before: snapshot.evicted,
+            rules: DOCUMENTED.bot,
+        }
     }
 }

@@ -336,3 +336,28 @@ fn a_snapshot_with_whole_id_digests_loads_its_events() {
 mod burst;
 mod memory;
 mod packed;
+
+/// openclaw 2026.9 (tests/oracle/NOTES.md §4.1, case `bot-replay-during-cooldown`, whose
+/// decisions these are): a redelivered id still in the window is let through even during the
+/// cooldown; the documented order suppresses it (step 7 here).
+#[test]
+fn openclaw_2026_9_lets_a_redelivery_through_during_a_cooldown() {
+    let s = settings(3, 60_000, 60_000, None);
+    let steps = |late_replay: Want| -> Vec<Step> {
+        vec![
+            (1_000, "A>B", Some("e1"), A),
+            (2_000, "B>A", Some("e2"), A),
+            (3_000, "A>B", Some("e3"), A),
+            (3_000, "A>B", Some("e3"), A),
+            (4_000, "B>A", Some("e4"), P(64_000)),
+            (3_500, "A>B", Some("e-late"), A),
+            (5_000, "A>B", Some("e-late"), late_replay),
+            (5_000, "A>B", Some("e5"), P(64_000)),
+            (64_000, "A>B", Some("e6"), A),
+            (64_000, "A>B", Some("e6"), A),
+        ]
+    };
+    let rules = crate::config::profile::OPENCLAW_2026_9.bot;
+    run(&mut BotGuard::new(100).with_rules(rules), &s, &steps(A));
+    run(&mut BotGuard::new(100), &s, &steps(P(64_000)));
+}
