@@ -13,7 +13,7 @@ use crate::bot_loop as bl;
 use crate::error::{ErrorKind, PolicyError as CoreError};
 use crate::gateway::{Gateway as CoreGateway, Stats};
 use crate::group as gr;
-use crate::input::json_value;
+use crate::input::json_value_with;
 use crate::tool_loop::{self as tl, Outcome};
 use crate::trace;
 
@@ -132,7 +132,8 @@ impl<C: Core> GuestGateway for Resource<C> {
     }
 
     fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
-        let args = json_value(&call.args_json, "call.args-json")?;
+        let keys = self.0.borrow_mut().gateway().config().lone_keys();
+        let args = json_value_with(&call.args_json, "call.args-json", keys)?;
         let v = self.0.borrow_mut().check_tool_call(&core_call(&call, &args));
         Ok(ToolVerdict {
             action: match v.action {
@@ -148,12 +149,13 @@ impl<C: Core> GuestGateway for Resource<C> {
     }
 
     fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
-        let args = json_value(&call.args_json, "call.args-json")?;
+        let keys = self.0.borrow_mut().gateway().config().lone_keys();
+        let args = json_value_with(&call.args_json, "call.args-json", keys)?;
         let (text, path, threw) = match &outcome {
             ToolOutcome::Returned(text) => (text, "outcome.result", false),
             ToolOutcome::Threw(text) => (text, "outcome.error", true),
         };
-        let value = json_value(text, path)?;
+        let value = json_value_with(text, path, keys)?;
         let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
         let verdict = self.0.borrow_mut().record_tool_outcome(&core_call(&call, &args), o);
         Ok(match verdict {

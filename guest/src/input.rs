@@ -6,7 +6,7 @@
 //! error, both naming the argument (`call.args-json`, `outcome.result`).
 
 use crate::error::{ErrorKind, PolicyError};
-use crate::json::{self, Json};
+use crate::json::{self, Json, LoneKeys};
 
 /// Largest JSON value accepted in one argument, in bytes (a tool result can be a file read; a
 /// larger one is refused instead of held in guest memory). Trace lines have the same limit.
@@ -14,6 +14,11 @@ pub const MAX_VALUE_BYTES: usize = 8 * 1024 * 1024;
 
 /// Reads the JSON text of the argument named `path`.
 pub fn json_value<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError> {
+    json_value_with(text, path, LoneKeys::Merge)
+}
+
+/// [`json_value`] with the profile's key identity ([`crate::config::Config::lone_keys`]).
+pub fn json_value_with<'a>(text: &'a str, path: &str, keys: LoneKeys) -> Result<Json<'a>, PolicyError> {
     if text.len() > MAX_VALUE_BYTES {
         return Err(PolicyError::new(
             ErrorKind::TooLarge,
@@ -21,7 +26,7 @@ pub fn json_value<'a>(text: &'a str, path: &str) -> Result<Json<'a>, PolicyError
             format!("{} bytes; values larger than {MAX_VALUE_BYTES} bytes are refused", text.len()),
         ));
     }
-    json::parse(text).map_err(|e| PolicyError::input(path, format!("not valid JSON: {e}")))
+    json::parse_with(text, keys).map_err(|e| PolicyError::input(path, format!("not valid JSON: {e}")))
 }
 
 #[cfg(test)]

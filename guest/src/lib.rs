@@ -25,8 +25,10 @@
 //! | known poll without progress | [`tool_loop::known_poll`] |
 //! | ping-pong between two calls | [`tool_loop::ping_pong`] |
 //! | generic repeat | [`tool_loop::generic_repeat`] |
+//! | argument churn (openclaw 2026.9 only) | [`tool_loop::argument_churn`] |
 //! | the no-progress streak three of them share | [`tool_loop::no_progress`] |
 //! | post-compaction guard | [`tool_loop::post_compaction`] |
+//! | what the model receives for a block (openclaw 2026.9's tool-loop recovery) | [`tool_loop::recovery`] |
 //! | warning de-duplication | [`tool_loop::warnings`] |
 //! | outcome hashing per tool family | [`tool_loop::outcome`] |
 //! | a session's history | [`tool_loop::history`] |
@@ -34,8 +36,11 @@
 //! | pair budget | [`bot_loop::pair`] (kept packed: [`bot_loop::packed`]) |
 //! | burst budget | [`bot_loop::burst`] |
 //! | **group-thread budget** | [`group`] |
-//! | config: parsed, typed and validated once | [`config`] (compatibility profiles: [`config::profile`]) |
+//! | what counts as a reply and whom it addresses (openclaw 2026.9) | [`group::reply`] |
+//! | config: parsed, typed and validated once | [`config`] |
+//! | compatibility profiles (`loopguard.compat`: `documented`, `openclaw-2026.9`): the data and the rule switches | [`config::profile`] |
 //! | fingerprints: JSON as JavaScript reads it, the canonical text, the digests | [`json`], [`canonical`], [`digest`], [`js`] |
+//! | untrusted-content marker ids (openclaw 2026.9 outcome digests) | [`canonical::markers`] |
 //! | bounded maps (every map that grows with traffic) | [`store`] |
 //! | inputs: typed-call text, trace lines | [`input`], [`trace`] |
 //! | the batch path and replay | [`replay`] |

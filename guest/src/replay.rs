@@ -24,13 +24,14 @@ impl Gateway {
     /// Applies JSON Lines events; `first_line` numbers the first line. Returns the decisions.
     pub fn apply_events(&mut self, text: &str, first_line: u32) -> Result<String, PolicyError> {
         let mut parsed: Vec<(u32, Json<'_>)> = Vec::new();
+        let keys = self.config.lone_keys();
         for (i, line) in text.split('\n').enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             if js_trim(line).is_empty() {
                 continue;
             }
             let n = first_line.saturating_add(i as u32);
-            parsed.push((n, trace::parse_line(line, n)?));
+            parsed.push((n, trace::parse_line_with(line, n, keys)?));
         }
         let events = parsed.iter().map(|(n, v)| trace::event(v, *n).map(|e| (*n, e))).collect::<Result<Vec<_>, _>>()?;
         let mut out = String::with_capacity(events.len() * 64);

@@ -9,6 +9,11 @@
 //! |---|---|
 //! | 1 | agent sessions (tool-loop history, warning buckets, post-compaction guards) |
 //! | 2 | format 1 + the bot-pair guard + the group-thread coordinator |
+//! | 3 | format 2, each session with openclaw 2026.9's state: the records' veto, no-progress and failure-identity facts, and the per-attempt recovery state |
+//!
+//! Which format is written: 3 when some session holds openclaw 2026.9 state, else 2. A gateway
+//! under the documented profile never holds such state, so its snapshots are byte-for-byte
+//! what earlier policies wrote (and an older policy that reads format 2 still reads them).
 
 use serde::{Deserialize, Serialize};
 
@@ -17,11 +22,11 @@ use crate::error::{ErrorKind, PolicyError};
 use crate::gateway::Gateway;
 use crate::group::{GroupCoordinator, GroupSnapshot};
 use crate::store::BoundedMap;
-use crate::tool_loop::Session;
+use crate::tool_loop::{Session, SessionWire};
 
 const MAGIC: &[u8; 6] = b"LGSNAP";
-/// The format this policy writes.
-pub const FORMAT_VERSION: u16 = 2;
+/// The newest format this policy writes (and reads).
+pub const FORMAT_VERSION: u16 = 3;
 
 #[derive(Serialize)]
 struct V1Out<'a> {
@@ -48,19 +53,39 @@ struct V2 {
     groups: GroupSnapshot,
 }
 
+/// Format 3 as written.
+#[derive(Serialize)]
+struct V3Out<'a> {
+    sessions: Vec<(&'a String, SessionWire)>,
+    bots: BotGuardSnapshotRef<'a>,
+    groups: GroupSnapshot,
+}
+
+#[derive(Serialize, Deserialize)]
+struct V3 {
+    sessions: Vec<(String, SessionWire)>,
+    bots: BotGuardSnapshot,
+    groups: GroupSnapshot,
+}
+
 impl Gateway {
-    /// Exports the whole state (format [`FORMAT_VERSION`]).
+    /// Exports the whole state: format 3 when a session holds openclaw 2026.9 state, else
+    /// format 2.
     pub fn export_state(&self) -> Vec<u8> {
-        let body = V2Out {
-            sessions: self.sessions.ordered_refs(),
-            bots: self.bots.snapshot_ref(),
-            groups: self.groups.snapshot(),
-        };
+        let sessions = self.sessions.ordered_refs();
+        let v3 = sessions.iter().any(|(_, s)| s.needs_wire());
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         // Serializing plain in-memory data into a Vec cannot fail.
-        out.extend(postcard::to_allocvec(&body).unwrap_or_default());
+        let body = if v3 {
+            out.extend_from_slice(&3u16.to_le_bytes());
+            let sessions = sessions.into_iter().map(|(k, s)| (k, s.to_wire())).collect();
+            postcard::to_allocvec(&V3Out { sessions, bots: self.bots.snapshot_ref(), groups: self.groups.snapshot() })
+        } else {
+            out.extend_from_slice(&2u16.to_le_bytes());
+            postcard::to_allocvec(&V2Out { sessions, bots: self.bots.snapshot_ref(), groups: self.groups.snapshot() })
+        };
+        out.extend(body.unwrap_or_default());
         out
     }
 
@@ -83,6 +108,11 @@ impl Gateway {
                 let v: V2 = postcard::from_bytes(body).map_err(bad)?;
                 (v.sessions, BotGuard::restore(v.bots, l.max_pairs), GroupCoordinator::restore(v.groups, l.max_group_threads))
             }
+            3 => {
+                let v: V3 = postcard::from_bytes(body).map_err(bad)?;
+                let sessions = v.sessions.into_iter().map(|(k, s)| (k, Session::from_wire(s))).collect();
+                (sessions, BotGuard::restore(v.bots, l.max_pairs), GroupCoordinator::restore(v.groups, l.max_group_threads))
+            }
             newer => {
                 return Err(err(format!(
                     "format {newer} is newer than this policy reads (up to {FORMAT_VERSION}); swap to a newer policy instead"
@@ -90,7 +120,7 @@ impl Gateway {
             }
         };
         self.sessions = BoundedMap::from_ordered(l.max_sessions, sessions);
-        self.bots = bots;
+        self.bots = bots.with_rules(self.config.profile.bot);
         self.groups = groups;
         Ok(())
     }

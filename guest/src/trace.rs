@@ -6,7 +6,7 @@
 use crate::error::{ErrorKind, PolicyError};
 use crate::group::Reply;
 use crate::input::MAX_VALUE_BYTES;
-use crate::json::{self, Json};
+use crate::json::{self, Json, LoneKeys};
 use crate::tool_loop::{Outcome, ToolCall};
 
 /// Largest integer a JSON number carries exactly (2^53 − 1).
@@ -90,6 +90,11 @@ pub struct GroupMessage<'a> {
 
 /// Parses one line into JSON, with errors naming the line.
 pub fn parse_line(line: &str, n: u32) -> Result<Json<'_>, PolicyError> {
+    parse_line_with(line, n, LoneKeys::Merge)
+}
+
+/// [`parse_line`] with the profile's key identity.
+pub fn parse_line_with(line: &str, n: u32, keys: LoneKeys) -> Result<Json<'_>, PolicyError> {
     if line.len() > MAX_VALUE_BYTES {
         return Err(PolicyError::new(
             ErrorKind::TooLarge,
@@ -97,7 +102,8 @@ pub fn parse_line(line: &str, n: u32) -> Result<Json<'_>, PolicyError> {
             format!("the event is {} bytes; events larger than {MAX_VALUE_BYTES} bytes are refused", line.len()),
         ));
     }
-    let v = json::parse(line).map_err(|e| PolicyError::input(format!("line {n}"), format!("not valid JSON: {e}")))?;
+    let v = json::parse_with(line, keys)
+        .map_err(|e| PolicyError::input(format!("line {n}"), format!("not valid JSON: {e}")))?;
     if !v.is_object() {
         return Err(PolicyError::input(format!("line {n}"), "an event must be a JSON object"));
     }

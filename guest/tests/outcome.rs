@@ -8,7 +8,7 @@ use loopguard_policy::tool_loop::unknown_tool::extract_unknown_tool_name;
 use loopguard_policy::tool_loop::Outcome;
 
 fn j(s: &str) -> Json<'_> {
-    parse(s).unwrap()
+    parse(s).expect("valid JSON")
 }
 
 fn result_hash(tool: &str, params: &str, result: &str) -> Option<Digest> {

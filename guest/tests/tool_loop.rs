@@ -10,7 +10,7 @@ use loopguard_policy::tool_loop::{
 };
 
 fn settings(extra: &str) -> LoopSettings {
-    let v: serde_json::Value = serde_json::from_str(extra).unwrap();
+    let v: serde_json::Value = serde_json::from_str(extra).expect("valid JSON");
     resolve(v.as_object(), &DOCUMENTED)
 }
 
@@ -29,7 +29,7 @@ impl Sim {
     }
 
     fn call_run(&mut self, tool: &str, args: &str, run: Option<&str>) -> ToolVerdict {
-        let a = parse(args).unwrap();
+        let a = parse(args).expect("valid JSON");
         let c = ToolCall { session: "s", tool, args: &a, run, agent: None, call_id: None };
         self.s.check(&c, &self.cfg)
     }
@@ -39,8 +39,8 @@ impl Sim {
     }
 
     fn result_run(&mut self, tool: &str, args: &str, result: &str, run: Option<&str>) -> OutcomeVerdict {
-        let a = parse(args).unwrap();
-        let r = parse(result).unwrap();
+        let a = parse(args).expect("valid JSON");
+        let r = parse(result).expect("valid JSON");
         let c = ToolCall { session: "s", tool, args: &a, run, agent: None, call_id: None };
         self.s.outcome(&c, Outcome::Result(&r), &self.cfg, &[])
     }
@@ -50,8 +50,8 @@ impl Sim {
     }
 
     fn error(&mut self, tool: &str, args: &str, err: &str) -> OutcomeVerdict {
-        let a = parse(args).unwrap();
-        let e = parse(err).unwrap();
+        let a = parse(args).expect("valid JSON");
+        let e = parse(err).expect("valid JSON");
         let c = ToolCall { session: "s", tool, args: &a, run: None, agent: None, call_id: None };
         self.s.outcome(&c, Outcome::Error(&e), &self.cfg, &[])
     }

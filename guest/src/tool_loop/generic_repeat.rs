@@ -14,20 +14,32 @@ use crate::digest::{key_digest, tag, Digest};
 
 /// Checks the call; `None` when this detector has nothing to say.
 pub fn check(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {
+    critical(scope, s).or_else(|| warning(scope, s))
+}
+
+/// The block on identical outcomes. (openclaw 2026.9 runs `argument_churn` between this and
+/// [`warning`].)
+pub fn critical(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {
     if scope.known_poll || !s.generic_repeat {
         return None;
     }
-    let (tool, np) = (scope.tool, scope.streak.count);
-    if np >= s.critical {
-        let message = render(s.texts.generic_critical, &[("tool", tool), ("n", &np.to_string())]);
-        return Some(Finding::block(Detector::GenericRepeat, np, message));
+    let np = scope.streak.count;
+    (np >= s.critical).then(|| {
+        let message = render(s.texts.generic_critical, &[("tool", scope.tool), ("n", &np.to_string())]);
+        Finding::block(Detector::GenericRepeat, np, message)
+    })
+}
+
+/// The warning on identical arguments.
+pub fn warning(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {
+    if scope.known_poll || !s.generic_repeat {
+        return None;
     }
     let recent = scope.streak.same_args;
-    if recent >= s.warning {
-        let message = render(s.texts.generic_warning, &[("tool", tool), ("n", &recent.to_string())]);
-        return Some(Finding::warn(Detector::GenericRepeat, recent, warning_key(&scope.args), message));
-    }
-    None
+    (recent >= s.warning).then(|| {
+        let message = render(s.texts.generic_warning, &[("tool", scope.tool), ("n", &recent.to_string())]);
+        Finding::warn(Detector::GenericRepeat, recent, warning_key(&scope.args), message)
+    })
 }
 
 /// `generic:<tool>:<argsHash>` (the args digest includes the tool).

@@ -14,7 +14,11 @@ use crate::js::js_trim;
 /// Names are kept as [`name_id`]s, and the call id only until the outcome is attached (an
 /// attached record is never matched again), so a record is a few dozen bytes with no heap
 /// allocation in the common case.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// The last three fields exist only under openclaw 2026.9's rules and are not part of the
+/// format-1/2 snapshot encoding (they are skipped there; format 3 writes them, see
+/// [`crate::snapshot`]). Under the documented profile they always keep their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     /// [`name_id`] of the tool name.
     pub tool: u64,
@@ -28,6 +32,36 @@ pub struct Record {
     pub result: Option<Digest>,
     /// The missing tool's name, when the outcome said the tool does not exist.
     pub unknown_tool: Option<Box<str>>,
+    /// A blocked call's veto record (`outcomeKind: "tool-loop-veto"`, NOTES §2.4): no outcome
+    /// ever attaches to it.
+    #[serde(skip)]
+    pub veto: bool,
+    /// The outcome was an error or an unchanged write (`noProgress`, NOTES §2.5).
+    #[serde(skip)]
+    pub no_progress: bool,
+    /// A terminal exec failure's identity (`failureIdentityHash`, NOTES §2.6).
+    #[serde(skip)]
+    pub failure: Option<Digest>,
+}
+
+/// The outcome facts [`History::record_outcome`] attaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attached<'a> {
+    /// The outcome hash.
+    pub result: Digest,
+    /// The missing tool's name.
+    pub unknown_tool: Option<&'a str>,
+    /// [`Record::no_progress`].
+    pub no_progress: bool,
+    /// [`Record::failure`].
+    pub failure: Option<Digest>,
+}
+
+impl<'a> Attached<'a> {
+    /// An outcome with only a hash and maybe a missing tool's name (the documented facts).
+    pub fn plain(result: Digest, unknown_tool: Option<&'a str>) -> Self {
+        Attached { result, unknown_tool, no_progress: false, failure: None }
+    }
 }
 
 /// Run id normalization: trimmed; empty means no run.
@@ -114,7 +148,13 @@ impl History {
     /// `recordToolCall`: pushes a call with no outcome, then trims.
     pub fn record_call(&mut self, tool: u64, args: Digest, call_id: Option<&str>, run: Option<u64>, size: usize) {
         let call_id = call_id.filter(|c| !c.is_empty()).map(Into::into);
-        self.push(Record { tool, args, call_id, run, result: None, unknown_tool: None }, size);
+        self.push(Record { tool, args, call_id, run, ..Record::default() }, size);
+    }
+
+    /// `recordLoopVeto` (openclaw 2026.9, NOTES §2.4): pushes a record of the blocked call that
+    /// no outcome will attach to, then trims.
+    pub fn record_veto(&mut self, tool: u64, args: Digest, run: Option<u64>, size: usize) {
+        self.push(Record { tool, args, run, veto: true, ..Record::default() }, size);
     }
 
     /// Appends a record and trims to `size`. The buffer grows by doubling, but never past what
@@ -129,41 +169,67 @@ impl History {
         self.trim(size);
     }
 
-    /// `recordToolCallOutcome`: attaches the outcome to the newest matching open record, or
-    /// pushes an outcome-only record; then trims.
-    #[allow(clippy::too_many_arguments)]
+    /// `recordToolCallOutcome`: attaches the outcome to the newest matching open record (one
+    /// with no outcome and no veto), or pushes an outcome-only record; then trims.
     pub fn record_outcome(
         &mut self,
         tool: u64,
         args: Digest,
         call_id: Option<&str>,
         run: Option<u64>,
-        result: Digest,
-        unknown_tool: Option<&str>,
+        outcome: Attached<'_>,
         size: usize,
     ) {
         let call_id = call_id.filter(|c| !c.is_empty());
         let open = self.records[self.head..].iter_mut().rev().find(|r| {
             r.result.is_none()
+                && !r.veto
                 && r.run == run
                 && r.args == args
                 && r.tool == tool
                 && call_id.is_none_or(|id| r.call_id.as_deref() == Some(id))
         });
+        let unknown_tool = outcome.unknown_tool.map(Into::into);
         match open {
             Some(r) => {
-                r.result = Some(result);
-                r.unknown_tool = unknown_tool.map(Into::into);
+                r.result = Some(outcome.result);
+                r.unknown_tool = unknown_tool;
+                r.no_progress = outcome.no_progress;
+                r.failure = outcome.failure;
                 r.call_id = None; // an attached record is never matched again
             }
             None => {
-                let unknown_tool = unknown_tool.map(Into::into);
-                let record = Record { tool, args, call_id: None, run, result: Some(result), unknown_tool };
+                let record = Record {
+                    tool,
+                    args,
+                    run,
+                    result: Some(outcome.result),
+                    unknown_tool,
+                    no_progress: outcome.no_progress,
+                    failure: outcome.failure,
+                    ..Record::default()
+                };
                 self.push(record, size);
                 return;
             }
         }
         self.trim(size);
+    }
+
+    /// The live records, oldest first (for snapshots).
+    pub fn records(&self) -> &[Record] {
+        self.window()
+    }
+
+    /// A history of these records (a snapshot's), oldest first.
+    pub fn from_records(records: Vec<Record>) -> Self {
+        History { records, head: 0 }
+    }
+
+    /// True when some record holds a fact of openclaw 2026.9's rules (which format 1/2
+    /// snapshots cannot carry).
+    pub fn has_extended_records(&self) -> bool {
+        self.window().iter().any(|r| r.veto || r.no_progress || r.failure.is_some())
     }
 
     fn trim(&mut self, size: usize) {
@@ -179,7 +245,13 @@ impl History {
 /// the detector tests.
 #[cfg(test)]
 pub(crate) fn test_record(args: u8, result: Option<u8>) -> Record {
-    Record { tool: 0, args: [args; 16], call_id: None, run: None, result: result.map(|r| [r; 16]), unknown_tool: None }
+    Record { tool: 0, args: [args; 16], result: result.map(|r| [r; 16]), ..Record::default() }
+}
+
+/// A veto record of tool 0 with `args` filled with one byte, for the detector tests.
+#[cfg(test)]
+pub(crate) fn test_veto(args: u8) -> Record {
+    Record { tool: 0, args: [args; 16], veto: true, ..Record::default() }
 }
 
 #[cfg(test)]
@@ -213,7 +285,7 @@ mod tests {
         let mut h = History::default();
         h.record_call(id("read"), d(1), Some("c1"), None, 30);
         assert_eq!(h.scoped(None).next().and_then(|r| r.call_id.as_deref()), Some("c1"));
-        h.record_outcome(id("read"), d(1), Some("c1"), None, d(9), None, 30);
+        h.record_outcome(id("read"), d(1), Some("c1"), None, Attached::plain(d(9), None), 30);
         assert_eq!(h.scoped(None).next().and_then(|r| r.call_id.as_deref()), None);
     }
 
@@ -222,13 +294,13 @@ mod tests {
         let mut h = History::default();
         h.record_call(id("read"), d(1), None, None, 30);
         h.record_call(id("read"), d(1), None, None, 30);
-        h.record_outcome(id("read"), d(1), None, None, d(9), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(9), None), 30);
         let results: Vec<_> = h.scoped(None).map(|r| r.result).collect();
         assert_eq!(results, vec![None, Some(d(9))], "newest first");
-        h.record_outcome(id("read"), d(1), None, None, d(8), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(8), None), 30);
         assert_eq!(h.scoped(None).map(|r| r.result).collect::<Vec<_>>(), vec![Some(d(8)), Some(d(9))]);
         // Nothing open any more: an outcome-only record is pushed.
-        h.record_outcome(id("read"), d(1), None, None, d(7), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(7), None), 30);
         assert_eq!(h.len(), 3);
     }
 
@@ -238,14 +310,14 @@ mod tests {
         h.record_call(id("read"), d(1), Some("c1"), run("r"), 30);
         h.record_call(id("read"), d(1), None, run("r"), 30);
         // An outcome with a call id skips the newer record that has none.
-        h.record_outcome(id("read"), d(1), Some("c1"), run("r"), d(9), None, 30);
+        h.record_outcome(id("read"), d(1), Some("c1"), run("r"), Attached::plain(d(9), None), 30);
         let v: Vec<_> = h.scoped(run("r")).map(|r| r.result).collect();
         assert_eq!(v, vec![Some(d(9)), None]);
         // An outcome without a call id may attach to a record that has one... or none here.
-        h.record_outcome(id("read"), d(1), None, run("r"), d(8), None, 30);
+        h.record_outcome(id("read"), d(1), None, run("r"), Attached::plain(d(8), None), 30);
         assert_eq!(h.len(), 2);
         // Another run never matches.
-        h.record_outcome(id("read"), d(1), None, None, d(7), None, 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(7), None), 30);
         assert_eq!(h.len(), 3);
         assert_eq!(h.scoped(None).count(), 1);
     }
@@ -276,7 +348,7 @@ mod tests {
         for i in 0..5 {
             h.record_call(id("t"), d(i), None, if i % 2 == 0 { run("a") } else { None }, 30);
         }
-        h.record_outcome(id("t"), d(4), None, run("a"), d(9), None, 3);
+        h.record_outcome(id("t"), d(4), None, run("a"), Attached::plain(d(9), None), 3);
         assert_eq!(h.len(), 3, "trimmed even though the outcome attached");
         assert_eq!(h.scoped(run("a")).count() + h.scoped(None).count(), 3);
     }

@@ -12,11 +12,16 @@
 //!   loop; [`history`] keeps the records of one session.
 //! - One file per detector, each `check(&Scope, &LoopSettings) -> Option<Finding>` over the
 //!   session's history, run in OpenClaw's order by [`Session::check`]: [`unknown_tool`],
-//!   [`circuit_breaker`], [`known_poll`], [`ping_pong`], [`generic_repeat`]. Three of them read
-//!   the same [`no_progress`] streak, which [`Scope`] computes once.
+//!   [`circuit_breaker`], [`known_poll`], [`ping_pong`], [`generic_repeat`] (its critical, then
+//!   openclaw 2026.9's [`argument_churn`], then its warning). Three of them read the same
+//!   [`no_progress`] streak, which [`Scope`] computes once.
 //! - [`warnings`] de-duplicates warnings in buckets of ten; [`post_compaction`] is the guard that
-//!   watches the first outcomes after a context compaction.
+//!   watches the first outcomes after a context compaction; [`recovery`] words a block the way
+//!   openclaw 2026.9's tool-loop recovery does.
+//! - The profile's [`ToolRules`](crate::config::profile::ToolRules) switch the rules that differ
+//!   by release; each rule lives with the detector or record it belongs to.
 
+pub mod argument_churn;
 pub mod circuit_breaker;
 pub mod generic_repeat;
 pub mod history;
@@ -25,18 +30,18 @@ pub mod no_progress;
 pub mod outcome;
 pub mod ping_pong;
 pub mod post_compaction;
+pub mod recovery;
+mod session;
 pub mod unknown_tool;
 pub mod warnings;
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::tool::LoopSettings;
-use crate::digest::{args_digest, name_id, Digest};
+use crate::canonical::Style;
+use crate::config::profile::{ToolRules, DOCUMENTED};
+use crate::digest::{args_digest_in, name_id, Digest};
 use crate::json::Json;
-use history::{History, Record};
+use history::Record;
 pub use outcome::{HashedOutcome, Outcome};
-use post_compaction::CompactionGuard;
-use warnings::WarningBuckets;
+pub use session::{Session, SessionWire};
 
 /// Post-compaction guards kept per session (one per run; the least recently used goes first).
 pub const MAX_GUARDS_PER_SESSION: usize = 32;
@@ -73,6 +78,8 @@ pub enum Detector {
     GlobalCircuitBreaker,
     /// [`post_compaction`].
     CompactionLoopPersisted,
+    /// [`argument_churn`] (openclaw 2026.9).
+    ArgumentChurn,
 }
 
 impl Detector {
@@ -85,6 +92,7 @@ impl Detector {
             Detector::UnknownToolRepeat => "unknown_tool_repeat",
             Detector::GlobalCircuitBreaker => "global_circuit_breaker",
             Detector::CompactionLoopPersisted => "compaction_loop_persisted",
+            Detector::ArgumentChurn => "argument_churn",
         }
     }
 }
@@ -198,12 +206,18 @@ pub struct CallFacts {
 }
 
 impl CallFacts {
-    /// The facts of `call`.
+    /// The facts of `call` under the documented rules.
     pub fn of(call: &ToolCall<'_>) -> Self {
-        let args = if call.tool == "update_plan" {
-            args_digest(call.tool, &outcome::plan_shape(call.args))
+        Self::of_in(call, &DOCUMENTED.tool)
+    }
+
+    /// The facts of `call` under a profile's rules (the `update_plan` shape, lone surrogates).
+    pub fn of_in(call: &ToolCall<'_>, rules: &ToolRules) -> Self {
+        let style = Style { lone_surrogates: rules.keep_lone_surrogates, marker_ids: false };
+        let args = if call.tool == "update_plan" && rules.update_plan_shape {
+            args_digest_in(call.tool, &outcome::plan_shape(call.args), style)
         } else {
-            args_digest(call.tool, call.args)
+            args_digest_in(call.tool, call.args, style)
         };
         CallFacts {
             args,
@@ -211,134 +225,5 @@ impl CallFacts {
             tool_id: name_id(call.tool),
             run: history::run_scope(call.run),
         }
-    }
-}
-
-/// All tool-loop state of one session.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Session {
-    history: History,
-    warnings: WarningBuckets,
-    /// Post-compaction guards by run id exactly as given (absent = ""), least recently used first.
-    guards: Vec<(Box<str>, CompactionGuard)>,
-}
-
-impl Session {
-    /// The history (for tests and stats).
-    pub fn history(&self) -> &History {
-        &self.history
-    }
-
-    /// Post-compaction guards held (at most [`MAX_GUARDS_PER_SESSION`]).
-    pub fn guard_count(&self) -> usize {
-        self.guards.len()
-    }
-
-    /// Checks a call before it runs, and records it unless it is blocked or the guard is
-    /// explicitly disabled.
-    pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
-        let facts = CallFacts::of(call);
-        let verdict = match self.detect(call, &facts, s) {
-            None => ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false },
-            Some(f) if f.critical => ToolVerdict {
-                action: ToolAction::Block,
-                detector: Some(f.detector),
-                count: f.count,
-                message: Some(f.message),
-                notify: false,
-            },
-            Some(f) => {
-                let notify = f.warning_key.is_some_and(|k| self.warnings.should_emit(&k, call.run, f.count));
-                ToolVerdict {
-                    action: ToolAction::Warn,
-                    detector: Some(f.detector),
-                    count: f.count,
-                    message: Some(f.message),
-                    notify,
-                }
-            }
-        };
-        if verdict.action == ToolAction::Block {
-            return verdict;
-        }
-        if s.enabled != Some(false) {
-            self.history.record_call(facts.tool_id, facts.args, call.call_id, facts.run, s.history_size);
-        }
-        verdict
-    }
-
-    /// `detectToolCallLoop`: the detectors in OpenClaw's order. The order matters: a missing
-    /// tool is reported as such even when its outcomes also repeat, and the global circuit
-    /// breaker applies to every tool whatever the detector switches say.
-    fn detect(&self, call: &ToolCall<'_>, facts: &CallFacts, s: &LoopSettings) -> Option<Finding> {
-        if s.enabled != Some(true) {
-            return None;
-        }
-        let records: Vec<&Record> = self.history.scoped(facts.run).collect();
-        let streak = no_progress::streak(&records, &facts.args);
-        let known_poll = known_poll::is_known_poll(call.tool, facts.action.as_deref());
-        let scope = Scope { tool: call.tool, tool_id: facts.tool_id, args: facts.args, known_poll, records, streak };
-        unknown_tool::check(&scope, s)
-            .or_else(|| circuit_breaker::check(&scope, s))
-            .or_else(|| known_poll::check(&scope, s))
-            .or_else(|| ping_pong::check(&scope, s))
-            .or_else(|| generic_repeat::check(&scope, s))
-    }
-
-    /// Records an outcome (whatever `enabled` says) and feeds the post-compaction guard.
-    pub fn outcome(
-        &mut self,
-        call: &ToolCall<'_>,
-        outcome: Outcome<'_>,
-        s: &LoopSettings,
-        send_tools: &[String],
-    ) -> OutcomeVerdict {
-        let facts = CallFacts::of(call);
-        let Some(hashed) = outcome::hash_outcome(call.tool, facts.action.as_deref(), outcome, send_tools) else {
-            return OutcomeVerdict::Ignored;
-        };
-        self.history.record_outcome(
-            facts.tool_id,
-            facts.args,
-            call.call_id,
-            facts.run,
-            hashed.digest,
-            hashed.unknown_tool.as_deref(),
-            s.history_size,
-        );
-        match self.guard(call.run, s).observe(call.tool, facts.args, hashed.digest, s.texts) {
-            Some(abort) => OutcomeVerdict::Abort { count: abort.count, message: abort.message },
-            None => OutcomeVerdict::Recorded,
-        }
-    }
-
-    /// A compaction succeeded and the run is retried: arms its guard.
-    pub fn compaction(&mut self, run: Option<&str>, s: &LoopSettings) -> CompactionVerdict {
-        let guard = self.guard(run, s);
-        if !guard.enabled() {
-            return CompactionVerdict::Disabled;
-        }
-        guard.arm();
-        CompactionVerdict::Armed(guard.window())
-    }
-
-    /// The guard of `run` (as given), created with `s` on first use and kept most recent.
-    fn guard(&mut self, run: Option<&str>, s: &LoopSettings) -> &mut CompactionGuard {
-        let key = run.unwrap_or("");
-        match self.guards.iter().position(|(r, _)| &**r == key) {
-            Some(i) => {
-                let g = self.guards.remove(i);
-                self.guards.push(g);
-            }
-            None => {
-                if self.guards.len() >= MAX_GUARDS_PER_SESSION {
-                    self.guards.remove(0);
-                }
-                let g = CompactionGuard::new(s.enabled != Some(false), s.window_size);
-                self.guards.push((key.into(), g));
-            }
-        }
-        let last = self.guards.len() - 1;
-        &mut self.guards[last].1
     }
 }

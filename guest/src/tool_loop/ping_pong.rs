@@ -49,7 +49,7 @@ pub fn streak(records: &[&Record], current: &Digest) -> PingPong {
     let newest = records.iter().rev();
     let Some(last) = newest.clone().next() else { return NONE };
     let Some(other) = newest.clone().find(|r| r.args != last.args) else { return NONE };
-    let side = |k: usize| if k % 2 == 0 { &last.args } else { &other.args };
+    let side = |k: usize| if k.is_multiple_of(2) { &last.args } else { &other.args };
     let tail = newest.clone().enumerate().take_while(|(k, r)| r.args == *side(*k)).count();
     if tail < 2 || *current != other.args {
         return NONE;
@@ -111,6 +111,18 @@ mod tests {
     fn tail_stops_where_the_alternation_breaks() {
         let h = [rec(3, Some(1)), rec(3, Some(1)), rec(1, Some(8)), rec(2, Some(9))];
         assert_eq!(of(&h, 1).count, 3);
+    }
+
+    /// NOTES §2.4, case `ping-pong-not-sticky`: the blocked call's veto record becomes the
+    /// newest record. Repeating the blocked call no longer continues the alternation; continuing
+    /// the alternation has no outcome on the veto record, so no evidence to block on.
+    #[test]
+    fn a_veto_record_breaks_a_ping_pong_block() {
+        use crate::tool_loop::history::test_veto as veto;
+        let h = [rec(1, Some(8)), rec(2, Some(9)), rec(1, Some(8)), rec(2, Some(9)), veto(1)];
+        assert_eq!(of(&h, 1).count, 0, "the repeat of the blocked call");
+        let on = of(&h, 2);
+        assert_eq!((on.count, on.no_progress_evidence), (6, false), "the alternation goes on, warnings only");
     }
 
     #[test]

@@ -116,11 +116,9 @@ mod tests {
     fn rec(tool: &str, unknown: Option<&str>) -> Record {
         Record {
             tool: name_id(tool),
-            args: [0; 16],
-            call_id: None,
-            run: None,
             result: Some([1; 16]),
             unknown_tool: unknown.map(Into::into),
+            ..Record::default()
         }
     }
 
@@ -133,6 +131,15 @@ mod tests {
     fn counts_newest_run_of_the_same_missing_name() {
         let h = [rec("x", Some("x")), rec("b", Some("b")), rec("b", Some("b")), rec("b", Some("b"))];
         assert_eq!(of(&h, "b"), (3, Some("b".into())));
+    }
+
+    /// NOTES §2.4, case `unknown-tool-not-sticky`: the veto record of a block has no missing
+    /// tool's name, so the streak starts over after it.
+    #[test]
+    fn a_veto_record_ends_the_unknown_tool_streak() {
+        let veto = Record { tool: name_id("b"), veto: true, ..Record::default() };
+        let h = [rec("b", Some("b")), rec("b", Some("b")), veto, rec("b", Some("b"))];
+        assert_eq!(of(&h, "b"), (1, Some("b".into())));
     }
 
     #[test]

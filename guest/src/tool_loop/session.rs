@@ -1,0 +1,301 @@
+//! One session's tool-loop state and the order in which a call is decided.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use super::history::{Attached, History, Record};
+use super::outcome::{self, Hashing};
+use super::post_compaction::CompactionGuard;
+use super::recovery::Recovery;
+use super::warnings::WarningBuckets;
+use super::{
+    argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool, CallFacts,
+    CompactionVerdict, Finding, Outcome, OutcomeVerdict, Scope, ToolAction, ToolCall, ToolVerdict,
+    MAX_GUARDS_PER_SESSION,
+};
+use crate::config::profile::{RecordCalls, ToolRules};
+use crate::config::tool::LoopSettings;
+use crate::js::js_trim;
+
+/// The tool name the detectors see: as given, or as the profile's caller normalizes it
+/// ([`ToolRules::tool_name_aliases`]).
+pub fn tool_name<'t>(raw: &'t str, rules: &ToolRules) -> Cow<'t, str> {
+    let Some(aliases) = rules.tool_name_aliases else { return Cow::Borrowed(raw) };
+    if raw.is_empty() {
+        return Cow::Borrowed("tool");
+    }
+    let trimmed = js_trim(raw);
+    let changes = trimmed.chars().any(|c| c.to_lowercase().ne(std::iter::once(c)));
+    let folded = if changes { Cow::Owned(trimmed.to_lowercase()) } else { Cow::Borrowed(trimmed) };
+    match aliases.iter().find(|(from, _)| *from == folded) {
+        Some((_, to)) => Cow::Borrowed(to),
+        None => folded,
+    }
+}
+
+/// All tool-loop state of one session.
+///
+/// Serialized (formats 1 and 2 of [`crate::snapshot`]) as history, warnings and guards; the
+/// recovery state and the records' openclaw 2026.9 facts travel in format 3 ([`SessionWire`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    history: History,
+    warnings: WarningBuckets,
+    /// Post-compaction guards by run id exactly as given (absent = ""), least recently used first.
+    guards: Vec<(Box<str>, CompactionGuard)>,
+    /// openclaw 2026.9's per-attempt recovery state.
+    #[serde(skip)]
+    recovery: Recovery,
+}
+
+impl Session {
+    /// The history (for tests and stats).
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// Post-compaction guards held (at most [`MAX_GUARDS_PER_SESSION`]).
+    pub fn guard_count(&self) -> usize {
+        self.guards.len()
+    }
+
+    /// The per-attempt recovery state (openclaw 2026.9).
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    /// Checks a call before it runs, and records it unless it is blocked or the profile's
+    /// recording rule says no. Under openclaw 2026.9's rules a block leaves a veto record and is
+    /// worded by [`Recovery`].
+    pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
+        let name = tool_name(call.tool, s.rules);
+        let call = &ToolCall { tool: &name, ..*call };
+        let facts = CallFacts::of_in(call, s.rules);
+        let verdict = match self.detect(call, &facts, s) {
+            None => ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false },
+            Some(f) if f.critical => {
+                if s.rules.record_blocked_calls {
+                    self.history.record_veto(facts.tool_id, facts.args, facts.run, s.history_size);
+                }
+                let message = self.recovery.block_text(call.run, f.message, s.texts);
+                return ToolVerdict {
+                    action: ToolAction::Block,
+                    detector: Some(f.detector),
+                    count: f.count,
+                    message: Some(message),
+                    notify: false,
+                };
+            }
+            Some(f) => {
+                let notify = f.warning_key.is_some_and(|k| self.warnings.should_emit(&k, call.run, f.count));
+                ToolVerdict {
+                    action: ToolAction::Warn,
+                    detector: Some(f.detector),
+                    count: f.count,
+                    message: Some(f.message),
+                    notify,
+                }
+            }
+        };
+        let record = match s.rules.record_calls {
+            RecordCalls::UnlessDisabled => s.enabled != Some(false),
+            RecordCalls::WhenEnabled => s.enabled == Some(true),
+        };
+        if record {
+            self.history.record_call(facts.tool_id, facts.args, call.call_id, facts.run, s.history_size);
+        }
+        verdict
+    }
+
+    /// `detectToolCallLoop`: the detectors in OpenClaw's order. The order matters: a missing
+    /// tool is reported as such even when its outcomes also repeat, and the global circuit
+    /// breaker applies to every tool whatever the detector switches say.
+    fn detect(&self, call: &ToolCall<'_>, facts: &CallFacts, s: &LoopSettings) -> Option<Finding> {
+        if s.enabled != Some(true) {
+            return None;
+        }
+        let records: Vec<&Record> = self.history.scoped(facts.run).collect();
+        let mut streak = no_progress::streak(&records, &facts.args);
+        if s.rules.exec_failure_identity && call.tool == "exec" {
+            let terminal = no_progress::terminal_streak(&records, facts.tool_id, &facts.args);
+            if terminal.count > streak.count {
+                streak = no_progress::Streak { same_args: streak.same_args, ..terminal };
+            }
+        }
+        let known_poll = known_poll::is_known_poll(call.tool, facts.action.as_deref());
+        let scope = Scope { tool: call.tool, tool_id: facts.tool_id, args: facts.args, known_poll, records, streak };
+        unknown_tool::check(&scope, s)
+            .or_else(|| circuit_breaker::check(&scope, s))
+            .or_else(|| known_poll::check(&scope, s))
+            .or_else(|| ping_pong::check(&scope, s))
+            .or_else(|| generic_repeat::critical(&scope, s))
+            .or_else(|| argument_churn::check(&scope, s))
+            .or_else(|| generic_repeat::warning(&scope, s))
+    }
+
+    /// Records an outcome (whatever `enabled` says) and feeds the post-compaction guard.
+    pub fn outcome(
+        &mut self,
+        call: &ToolCall<'_>,
+        outcome: Outcome<'_>,
+        s: &LoopSettings,
+        send_tools: &[String],
+    ) -> OutcomeVerdict {
+        let name = tool_name(call.tool, s.rules);
+        let call = &ToolCall { tool: &name, ..*call };
+        let facts = CallFacts::of_in(call, s.rules);
+        let how = Hashing { rules: s.rules, send_tools };
+        let Some(hashed) = outcome::hash_outcome_with(call.tool, facts.action.as_deref(), outcome, &how) else {
+            return OutcomeVerdict::Ignored;
+        };
+        let attached = Attached {
+            result: hashed.digest,
+            unknown_tool: hashed.unknown_tool.as_deref(),
+            no_progress: hashed.no_progress,
+            failure: hashed.failure,
+        };
+        self.history.record_outcome(facts.tool_id, facts.args, call.call_id, facts.run, attached, s.history_size);
+        match self.guard(call.run, s).observe(call.tool, facts.args, hashed.digest, s.texts) {
+            Some(abort) => OutcomeVerdict::Abort { count: abort.count, message: abort.message },
+            None => OutcomeVerdict::Recorded,
+        }
+    }
+
+    /// A compaction succeeded and the run is retried: a new attempt; arms its guard.
+    pub fn compaction(&mut self, run: Option<&str>, s: &LoopSettings) -> CompactionVerdict {
+        self.recovery.new_attempt(run);
+        let guard = self.guard(run, s);
+        if !guard.enabled() {
+            return CompactionVerdict::Disabled;
+        }
+        guard.arm();
+        CompactionVerdict::Armed(guard.window())
+    }
+
+    /// The guard of `run` (as given), created with `s` on first use and kept most recent.
+    fn guard(&mut self, run: Option<&str>, s: &LoopSettings) -> &mut CompactionGuard {
+        let key = run.unwrap_or("");
+        match self.guards.iter().position(|(r, _)| &**r == key) {
+            Some(i) => {
+                let g = self.guards.remove(i);
+                self.guards.push(g);
+            }
+            None => {
+                if self.guards.len() >= MAX_GUARDS_PER_SESSION {
+                    self.guards.remove(0);
+                }
+                let g = CompactionGuard::new(s.enabled != Some(false), s.window_size);
+                self.guards.push((key.into(), g));
+            }
+        }
+        let last = self.guards.len() - 1;
+        &mut self.guards[last].1
+    }
+
+    /// True when the session holds state that formats 1 and 2 cannot carry (openclaw 2026.9's).
+    pub fn needs_wire(&self) -> bool {
+        !self.recovery.is_empty() || self.history.has_extended_records()
+    }
+
+    /// The session in format 3's encoding.
+    pub fn to_wire(&self) -> SessionWire {
+        SessionWire {
+            records: self.history.records().iter().map(RecordWire::from).collect(),
+            warnings: self.warnings.clone(),
+            guards: self.guards.clone(),
+            recovery: self.recovery.clone(),
+        }
+    }
+
+    /// A session from format 3's encoding.
+    pub fn from_wire(w: SessionWire) -> Self {
+        Session {
+            history: History::from_records(w.records.into_iter().map(Record::from).collect()),
+            warnings: w.warnings,
+            guards: w.guards,
+            recovery: w.recovery,
+        }
+    }
+}
+
+/// A session as snapshot format 3 writes it: every field, the records with openclaw 2026.9's
+/// facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionWire {
+    records: Vec<RecordWire>,
+    warnings: WarningBuckets,
+    guards: Vec<(Box<str>, CompactionGuard)>,
+    recovery: Recovery,
+}
+
+/// A [`Record`] with every field (format 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct RecordWire {
+    tool: u64,
+    args: crate::digest::Digest,
+    call_id: Option<Box<str>>,
+    run: Option<u64>,
+    result: Option<crate::digest::Digest>,
+    unknown_tool: Option<Box<str>>,
+    veto: bool,
+    no_progress: bool,
+    failure: Option<crate::digest::Digest>,
+}
+
+impl From<&Record> for RecordWire {
+    fn from(r: &Record) -> Self {
+        RecordWire {
+            tool: r.tool,
+            args: r.args,
+            call_id: r.call_id.clone(),
+            run: r.run,
+            result: r.result,
+            unknown_tool: r.unknown_tool.clone(),
+            veto: r.veto,
+            no_progress: r.no_progress,
+            failure: r.failure,
+        }
+    }
+}
+
+impl From<RecordWire> for Record {
+    fn from(w: RecordWire) -> Self {
+        Record {
+            tool: w.tool,
+            args: w.args,
+            call_id: w.call_id,
+            run: w.run,
+            result: w.result,
+            unknown_tool: w.unknown_tool,
+            veto: w.veto,
+            no_progress: w.no_progress,
+            failure: w.failure,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::profile::{DOCUMENTED, OPENCLAW_2026_9};
+
+    /// NOTES §2.7: what the 2026.9.6 package's `normalizeToolPolicyName(name || "tool")` returns.
+    #[test]
+    fn openclaw_2026_9_normalizes_tool_names_like_its_caller() {
+        let cases = [
+            ("Bash", "exec"),
+            (" READ ", "read"),
+            ("Apply-Patch", "apply_patch"),
+            ("CRON", "automations"),
+            ("", "tool"),
+            ("   ", ""),
+            ("exec", "exec"),
+            ("Web.Search", "web.search"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(tool_name(raw, &OPENCLAW_2026_9.tool), want, "{raw:?}");
+            assert_eq!(tool_name(raw, &DOCUMENTED.tool), raw, "documented: as given");
+        }
+    }
+}
