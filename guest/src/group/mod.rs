@@ -67,7 +67,14 @@
 //! - `cancel` always answers `Stop(Cancelled)`, known thread or not.
 //! - Active threads live in a [`BoundedMap`] of capacity `max_threads`; the least recently
 //!   active thread is evicted beyond it, and its later replies are those of an unknown thread.
+//!
+//! The profile's [`GroupRules`](crate::config::profile::GroupRules) change a few of these
+//! (openclaw 2026.9, tests/oracle/NOTES.md §5): mentions must be `@` addresses, `NO_REPLY` is a
+//! pass and display names address participants ([`reply`]); a duplicate root while its thread
+//! runs launches nobody; a legacy entry is a one-round thread; participants are reported by
+//! their normalized ids.
 
+pub mod reply;
 pub mod thread;
 
 #[cfg(test)]
@@ -76,7 +83,6 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::config::group::{normalize_agent_id, EntryRef, GroupConfig};
-use crate::config::mention::Haystack;
 use crate::store::BoundedMap;
 pub use thread::{ThreadKey, ThreadState};
 
@@ -173,34 +179,59 @@ impl GroupCoordinator {
     /// qualified entry beats a legacy unqualified one), selects round 1, reserves its turns in
     /// configured order and remembers the thread.
     pub fn start(&mut self, cfg: &GroupConfig, key: &ThreadKey, peer: &str, text: &str) -> GroupStart {
-        let entry = match cfg.entry(key.channel, peer) {
+        let rules = cfg.rules;
+        let (entry, legacy) = match cfg.entry(key.channel, peer) {
             None => return GroupStart::None,
             Some(EntryRef::Legacy([])) => return GroupStart::None,
-            Some(EntryRef::Legacy(agents)) => return GroupStart::Legacy { participants: agents.to_vec() },
+            Some(EntryRef::Legacy(agents)) if !rules.legacy_is_one_round_thread => {
+                return GroupStart::Legacy { participants: agents.to_vec() }
+            }
+            Some(EntryRef::Legacy(agents)) => {
+                (Entry { agents, mention_gating: false, max_rounds: 1, max_turns: None }, true)
+            }
             Some(EntryRef::Qualified(e)) if e.agents.is_empty() => return GroupStart::None,
-            Some(EntryRef::Qualified(e)) => e,
+            Some(EntryRef::Qualified(e)) => {
+                let max_turns = Some(e.max_turns);
+                (
+                    Entry { agents: &e.agents, mention_gating: e.mention_gating, max_rounds: e.max_rounds, max_turns },
+                    false,
+                )
+            }
         };
+        let encoded = key.encode();
+        if rules.duplicate_root_launches_nobody && self.threads.get(encoded.as_str()).is_some() {
+            // openclaw 2026.9: the running thread goes on; this message launches nobody.
+            return if legacy {
+                GroupStart::Legacy { participants: Vec::new() }
+            } else {
+                GroupStart::Round { round: 1, participants: Vec::new() }
+            };
+        }
+        let agents = participant_ids(cfg, entry.agents);
         let mut selected = Vec::new();
         if entry.mention_gating {
-            let hay = Haystack::new(text);
-            selected = entry.agents.iter().filter(|a| cfg.mentions(a, &hay)).cloned().collect();
+            let hay = cfg.haystack(text);
+            selected = agents.iter().filter(|a| cfg.mentions(a, &hay)).cloned().collect();
         }
         if selected.is_empty() {
-            selected = entry.agents.clone();
+            selected = agents.clone();
         }
         let mut state = ThreadState {
-            agents: entry.agents.clone(),
+            max_turns: entry.max_turns.unwrap_or(agents.len() as u32),
+            agents,
             max_rounds: entry.max_rounds,
-            max_turns: entry.max_turns,
             round: 1,
             turns_used: 0,
             launched: Vec::new(),
         };
         let participants = state.reserve(selected);
-        let encoded = key.encode();
         self.threads.remove(encoded.as_str());
         self.threads.entry_or_insert_with(encoded.as_str(), move || state);
-        GroupStart::Round { round: 1, participants }
+        if legacy {
+            GroupStart::Legacy { participants }
+        } else {
+            GroupStart::Round { round: 1, participants }
+        }
     }
 
     /// `group_replies`: the finals of the round just run → the next round, or a stop (the thread
@@ -245,6 +276,37 @@ impl GroupCoordinator {
     }
 }
 
+/// What `start` needs of an entry, qualified or legacy.
+struct Entry<'a> {
+    agents: &'a [String],
+    mention_gating: bool,
+    max_rounds: u32,
+    /// `None`: one turn per participant.
+    max_turns: Option<u32>,
+}
+
+/// The entry's participants as the profile reports them: as spelled, or normalized
+/// (`normalizeAgentId`, duplicates dropped).
+fn participant_ids(cfg: &GroupConfig, agents: &[String]) -> Vec<String> {
+    if !cfg.rules.normalized_participant_ids {
+        return agents.to_vec();
+    }
+    let mut out: Vec<String> = Vec::with_capacity(agents.len());
+    for a in agents {
+        let id = crate::config::tool::normalize_agent_id(a);
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// True when a final counts as a reply: not blank, and not the silent token when the profile
+/// has one.
+fn is_reply(cfg: &GroupConfig, text: &str) -> bool {
+    !text.trim().is_empty() && cfg.rules.silent_reply_token.is_none_or(|t| !reply::is_silent_reply(text, t))
+}
+
 /// Decides what follows the round recorded in `state`, updating `state` for a new round.
 fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> GroupStep {
     // The first entry per launched agent counts; everything else is ignored.
@@ -257,7 +319,7 @@ fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> G
         };
         if !seen[i] {
             seen[i] = true;
-            finals[i] = r.reply.as_deref().filter(|t| !t.trim().is_empty());
+            finals[i] = r.reply.as_deref().filter(|t| is_reply(cfg, t));
         }
     }
     let repliers: Vec<(&str, &str)> =
@@ -271,14 +333,21 @@ fn next_step(cfg: &GroupConfig, state: &mut ThreadState, replies: &[Reply]) -> G
     if state.remaining_turns() == 0 {
         return GroupStep::Stop(StopReason::MaxTurns);
     }
-    let hays: Vec<(&str, Haystack)> = repliers.iter().map(|(a, t)| (*a, Haystack::new(t))).collect();
+    // openclaw 2026.9 matches the recorded (trimmed) text.
+    let finals_text = |t: &str| if cfg.rules.mentions_need_at { t.trim().to_string() } else { t.to_string() };
+    let texts: Vec<(&str, String)> = repliers.iter().map(|(a, t)| (*a, finals_text(t))).collect();
+    let hays: Vec<(&str, &str, _)> = texts.iter().map(|(a, t)| (*a, t.as_str(), cfg.haystack(t))).collect();
+    let by_name = cfg.rules.address_by_display_name;
     let eligible: Vec<String> = state
         .agents
         .iter()
         .filter(|p| {
             let norm = normalize_agent_id(p);
             let replied = repliers.iter().any(|(a, _)| normalize_agent_id(a) == norm);
-            replied || hays.iter().any(|(author, hay)| normalize_agent_id(author) != norm && cfg.mentions(p, hay))
+            let addressed = |text: &str, hay: &_| {
+                cfg.mentions(p, hay) || (by_name && reply::addresses_by_name(text, cfg.display_name(p)))
+            };
+            replied || hays.iter().any(|(author, text, hay)| normalize_agent_id(author) != norm && addressed(text, hay))
         })
         .cloned()
         .collect();
