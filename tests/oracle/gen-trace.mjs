@@ -2,8 +2,20 @@
 // Random loopguard traces (spec/trace-format.md) for the OpenClaw oracle, deterministic per seed.
 //
 //   node gen-trace.mjs --seed N --events M [--mix tool|bot|group|all] [--profile NAME] [--config-out FILE]
+//                      [--oracle PKG_DIR] [--without-spec-choices]
 //
 // The trace goes to stdout (JSON Lines). --config-out writes the matching config (JSON) to FILE.
+//
+// --oracle PKG_DIR: report blocked calls as a gateway running that OpenClaw package would. The
+//   generator feeds every tool event it emits to the package (the same calls the driver makes,
+//   lib/sides.mjs) and learns which calls are blocked: with 2026.9.6 no tool_result follows a
+//   blocked call (the wrapper never runs it, NOTES §7); with 2026.7.35 the tool_result is the
+//   blocked result the wrapper returns (buildBlockedToolResult's shape). Without it, blocked calls
+//   cannot be known and an episode sometimes reports a 7.35-style veto result after its 20th call.
+// --without-spec-choices: leave out the shapes where the documented behaviour deliberately
+//   differs from the OpenClaw releases (lone surrogates, `update_plan` plans, tool names that
+//   the OpenClaw callers would normalize; docs/SPEC-CHOICES.md "documented vs 2026.7.35"), for
+//   comparing `documented` with 2026.7.35.
 // Events come in "episodes" (a loop of identical calls, an alternation, a poll loop, a bot pair
 // storm, a group thread, ...) that run interleaved with each other and with noise, so that streaks
 // really reach the warning (10), critical (20) and circuit-breaker (30) thresholds.
@@ -95,7 +107,7 @@ class Rng {
 // Arguments.
 
 function parseArgs(argv) {
-  const o = { seed: 1, events: 1000, mix: "all", profile: "default", configOut: undefined };
+  const o = { seed: 1, events: 1000, mix: "all", profile: "default", configOut: undefined, oracle: undefined, withoutSpecChoices: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--seed") o.seed = Number(argv[++i]);
@@ -103,6 +115,8 @@ function parseArgs(argv) {
     else if (a === "--mix") o.mix = argv[++i];
     else if (a === "--profile") o.profile = argv[++i];
     else if (a === "--config-out") o.configOut = argv[++i];
+    else if (a === "--oracle") o.oracle = argv[++i];
+    else if (a === "--without-spec-choices") o.withoutSpecChoices = true;
     else if (a === "-h" || a === "--help") o.help = true;
     else throw new Error(`unknown argument ${a}`);
   }
@@ -338,6 +352,27 @@ const FAMILIES = {
     return { tool: "browser_snapshot", args: { tab: st.sid }, result: { content: rng.chance(0.2) ? "not an array" : parts, details: rng.chance(0.2) ? "not an object" : { title: "Page", ts: st.stable ? 1 : st.i } } };
   },
   surrogate: (rng, st) => ({ tool: "search_notes", args: { q: rng.chance(0.5) ? `note\ud800` : "note" }, result: textResult(st.stable ? "same" : `r${st.i}`) }),
+  // Lone surrogates in keys (distinct keys in JS, ordered by code units), at the edges of result
+  // texts (they stop the trim) and in errors.
+  surrogate_keys: (rng, st) => {
+    const args = rng.pick([{ "a\ud800": 1, a: 2 }, { a: 2, "a\ud800": 1 }, { ab: 1, "a\ud800": 2 }, { a: 2 }, { "\udc00k": [1, "x\ud83d"] }]);
+    if (rng.chance(0.3)) return { tool: "lookup", args, error: rng.pick(["bad \ud800", "bad ", { m: "bad\udfff" }]) };
+    return { tool: "lookup", args, result: textResult(st.stable ? rng.pick([" \ud800 same ", "same"]) : `r${st.i}\udc00`, { "k\ud800": 1, k: 2 }) };
+  },
+  // Tool names as a model writes them; the OpenClaw callers normalize them (trim, lowercase,
+  // bash -> exec, apply-patch -> apply_patch, and in 2026.9.6 cron -> automations).
+  raw_names: (rng, st) => {
+    const out = st.stable ? "ok" : `ok ${st.i}`;
+    return { tool: rng.pick(["Bash", "bash", " READ ", "Apply-Patch", "CRON", "Exec"]), args: { command: st.command }, result: { content: [{ type: "text", text: out }], details: { status: "completed", exitCode: 0, aggregated: out } } };
+  },
+  conversations_send: (rng, st) => ({
+    tool: rng.pick(["conversations_send", "conversations_turn"]),
+    args: { conversationId: "conv_1", message: st.text },
+    result: {
+      content: [{ type: "text", text: `sent ${rng.hex(6)}` }],
+      details: { status: "sent", messageId: rng.hex(10), ts: BASE_TS + rng.int(0, 1e6), conversationId: "conv_1", ...(st.stable ? {} : { n: st.i }) },
+    },
+  }),
   veto_like: (rng, st) => ({
     tool: "exec",
     args: { command: st.command },
@@ -345,12 +380,17 @@ const FAMILIES = {
   }),
 };
 
+// Shapes where the documented behaviour deliberately differs from both releases.
+const SPEC_CHOICE_FAMILIES = ["surrogate", "surrogate_keys", "update_plan", "raw_names"];
+
 // ---------------------------------------------------------------------------------------------
 // Generator.
 
 class Gen {
   constructor(opts) {
     this.opts = opts;
+    this.specChoices = !opts.withoutSpecChoices;
+    this.oracle = undefined;
     this.rng = new Rng(opts.seed);
     this.out = [];
     this.callSeq = 0;
@@ -366,6 +406,28 @@ class Gen {
 
   emit(ev) {
     this.out.push(JSON.stringify(ev));
+  }
+
+  // The families an episode may use (--without-spec-choices leaves out the deliberate spec
+  // differences: lone surrogates, update_plan).
+  familyNames() {
+    return Object.keys(FAMILIES).filter((f) => this.specChoices || !SPEC_CHOICE_FAMILIES.includes(f));
+  }
+
+  // Feeds an emitted event to the oracle's tool side; for a tool_call, returns {mode, message}
+  // when the package blocks it.
+  async observe(line) {
+    if (!this.oracle || !line.includes('"kind":"tool_')) {
+      if (this.oracle && line.includes('"kind":"compaction"')) this.oracle.side.compaction(this.oracle.parse(line));
+      return undefined;
+    }
+    const ev = this.oracle.parse(line);
+    if (ev.kind === "tool_result") {
+      this.oracle.side.toolResult(ev);
+      return undefined;
+    }
+    const d = await this.oracle.side.toolCall(ev, this.out.length);
+    return d.action === "block" ? { mode: this.oracle.side.T.mode, message: d.message } : undefined;
   }
 
   tick(lo = 20, hi = 2500) {
@@ -405,7 +467,19 @@ class Gen {
     const call = { kind: "tool_call", ...this.base(s), tool: shape.tool, args: shape.args };
     if (id) call.call_id = id;
     if (this.rng.chance(0.7)) call.ts_ms = ts;
-    if (!opts.resultOnly) yield call;
+    if (!opts.resultOnly) {
+      const blocked = yield call; // the oracle's decision (see run()), or undefined
+      if (blocked) {
+        // 2026.9.6: the wrapper never runs a blocked call, no result follows. 2026.7.35: the
+        // wrapper returns the blocked result, and the host reports it.
+        if (blocked.mode === "batch") return;
+        const res = { kind: "tool_result", ...this.base(s), tool: shape.tool, args: shape.args };
+        if (id) res.call_id = id;
+        res.result = textResult(blocked.message, { status: "blocked", deniedReason: "tool-loop", reason: blocked.message });
+        yield res;
+        return;
+      }
+    }
     if (opts.noResult || this.rng.chance(0.01)) return;
     const res = { kind: "tool_result", ...this.base(s), tool: shape.tool, args: shape.args };
     const rid = this.rng.chance(0.97) ? id : this.rng.chance(0.5) ? undefined : `call_orphan_${this.callSeq}`;
@@ -452,14 +526,17 @@ class Gen {
       [3, "command_status"],
       [4, "message_send"],
       [2, "sessions_send"],
-      [3, "update_plan"],
+      [this.specChoices ? 3 : 0, "update_plan"],
       [3, "write_unchanged"],
       [3, "web_fetch_untrusted"],
       [1, "web_fetch_nested"],
       [3, "error_mixed"],
       [2, "non_object"],
       [2, "content_join"],
-      [1, "surrogate"],
+      [this.specChoices ? 1 : 0, "surrogate"],
+      [this.specChoices ? 1 : 0, "surrogate_keys"],
+      [this.specChoices ? 1 : 0, "raw_names"],
+      [1, "conversations_send"],
       [1, "veto_like"],
     ]);
     const st = this.familyState(fam);
@@ -470,7 +547,8 @@ class Gen {
     ]);
     const progressRate = this.rng.pick([0, 0, 0, 0.05, 0.3]);
     const resultOnly = this.rng.chance(0.12);
-    const vetoAfter = this.rng.chance(0.5) ? 20 : Infinity;
+    let vetoAfter = this.rng.chance(0.5) ? 20 : Infinity;
+    if (this.oracle) vetoAfter = Infinity; // the oracle knows which calls are blocked
     for (let i = 0; i < len; i++) {
       st.i = i;
       st.stable = !this.rng.chance(progressRate);
@@ -551,7 +629,7 @@ class Gen {
   *episodeNoise(s) {
     const n = this.rng.int(1, 6);
     for (let i = 0; i < n; i++) {
-      const fam = this.rng.pick(Object.keys(FAMILIES));
+      const fam = this.rng.pick(this.familyNames());
       const st = this.familyState(fam);
       st.stable = this.rng.chance(0.5);
       st.i = this.rng.int(0, 1000);
@@ -648,7 +726,8 @@ class Gen {
     const account = r.chance(0.85) ? "default" : "Work";
     const root = `${1767225600 + ++this.rootSeq}.000${r.int(100, 999)}`;
     const thread = r.chance(0.3) ? `${1767225600 + r.int(0, this.rootSeq)}.000100` : undefined;
-    const mention = (id) => r.pick([`@${id}`, `@${id}`, id === "reviewer" ? "@rev" : `@${id}`, id === "scribe" ? "Scribe" : `@${id}`]);
+    // Addresses as written in chat; `x@id` is an e-mail-like text, not an address in 2026.9.6.
+    const mention = (id) => r.pick([`@${id}`, `@${id}`, id === "reviewer" ? "@rev" : `@${id}`, id === "scribe" ? "Scribe" : `@${id}`, `(@${id})`, `x@${id}`, `@${id.toUpperCase()}`]);
     const mentions = r.weighted([
       [3, []],
       [4, [r.pick(target.agents)]],
@@ -687,8 +766,9 @@ class Gen {
     }
   }
 
-  run() {
+  async run() {
     const { events, mix } = this.opts;
+    const feedback = new Map(); // episode -> the oracle's decision on the call it just yielded
     const kinds = mix === "all" ? [[60, "tool"], [25, "bot"], [15, "group"]] : [[1, mix]];
     const active = [];
     let guard = 0;
@@ -700,19 +780,35 @@ class Gen {
       const i = this.rng.int(0, active.length - 1);
       const steps = this.rng.int(1, 4);
       for (let j = 0; j < steps && this.out.length < events; j++) {
-        const n = active[i].next();
+        const ep = active[i];
+        const n = ep.next(feedback.get(ep));
+        feedback.delete(ep);
         if (n.done) {
           active.splice(i, 1);
           break;
         }
         this.emit(n.value);
+        const blocked = await this.observe(this.out[this.out.length - 1]);
+        if (blocked) feedback.set(ep, blocked);
       }
     }
     return this.out;
   }
 }
 
-function main() {
+async function attachOracle(gen, opts) {
+  // Imported only here: the package must be isolated from this machine first.
+  const { isolate } = await import("./lib/isolate.mjs");
+  isolate();
+  const { OpenClaw } = await import("./lib/openclaw.mjs");
+  const { parseEventLine } = await import("./lib/trace.mjs");
+  const { ToolSide } = await import("./lib/sides.mjs");
+  const oc = new OpenClaw(opts.oracle);
+  const cfg = JSON.parse(JSON.stringify(buildConfig(opts.profile)));
+  gen.oracle = { side: new ToolSide(await oc.tool(), cfg), parse: (line) => parseEventLine(line, 0) };
+}
+
+async function main() {
   let opts;
   try {
     opts = parseArgs(process.argv.slice(2));
@@ -721,13 +817,17 @@ function main() {
     return 2;
   }
   if (opts.help) {
-    process.stdout.write("usage: node gen-trace.mjs --seed N --events M [--mix tool|bot|group|all] [--profile default|off|thresholds|burst] [--config-out FILE]\n");
+    process.stdout.write("usage: node gen-trace.mjs --seed N --events M [--mix tool|bot|group|all] [--profile default|off|thresholds|burst] [--config-out FILE] [--oracle PKG_DIR] [--without-spec-choices]\n");
     return 0;
   }
   if (opts.configOut) fs.writeFileSync(opts.configOut, JSON.stringify(buildConfig(opts.profile), null, 2) + "\n");
-  const lines = new Gen(opts).run();
+  const gen = new Gen(opts);
+  if (opts.oracle) await attachOracle(gen, opts);
+  const lines = await gen.run();
   if (lines.length) process.stdout.write(lines.join("\n") + "\n");
   return 0;
 }
 
-process.exitCode = main();
+const code = await main();
+// The oracle's package may leave handles open; the trace is complete.
+process.stdout.write("", () => process.exit(code));
