@@ -1,10 +1,14 @@
-//! Builds the policy component so that the `loopguard` binary carries a default policy.
+//! Builds the policy component so that the `loopguard` binary and library carry a default policy.
 //!
-//! Why a nested cargo: the guest is a `wasm32-wasip2` component and the host is native; cargo
-//! cannot build one package for two targets in one invocation (artifact dependencies are still
-//! unstable). The nested build uses its own target dir (`target/policy`) so that it never waits
-//! on the lock the outer cargo holds, and every test and script reads the same file,
-//! `target/policy/wasm32-wasip2/release/loopguard_policy.wasm`.
+//! Where the policy comes from, in this order:
+//! - `LOOPGUARD_POLICY_WASM=<file>`: that file (a policy built elsewhere);
+//! - inside this repository: `scripts/build-policy.sh`, the reproducible build every script and
+//!   test reads (`target/policy/wasm32-wasip2/release/loopguard_policy.wasm`). Why a nested cargo:
+//!   the guest is a `wasm32-wasip2` component and the host is native; cargo cannot build one
+//!   package for two targets in one invocation, and the nested build uses its own target dir so
+//!   that it never waits on the lock the outer cargo holds;
+//! - in the published crate (no `../guest`): `policy/loopguard_policy.wasm`, shipped in the
+//!   package by `scripts/dist.sh`.
 //!
 //! `LOOPGUARD_SKIP_GUEST=1` embeds an empty policy instead (for working on the host while the
 //! guest does not build); `Policy::embedded()` then fails with a load error. Never set it in CI.
@@ -18,12 +22,14 @@ fn main() {
     let workspace = manifest_dir.parent().expect("host/ lives inside the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
-    for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock"] {
+    for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock", "scripts/build-policy.sh"] {
         println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
     }
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("policy").display());
     println!("cargo:rerun-if-env-changed=LOOPGUARD_SKIP_GUEST");
+    println!("cargo:rerun-if-env-changed=LOOPGUARD_POLICY_WASM");
 
-    emit_wit_version(&workspace.join("wit").join("policy.wit"));
+    emit_wit_version(&manifest_dir.join("wit").join("policy.wit"));
 
     let embedded = out_dir.join("loopguard_policy.wasm");
     if env::var_os("LOOPGUARD_SKIP_GUEST").is_some_and(|v| v == "1") {
@@ -32,19 +38,27 @@ fn main() {
         return;
     }
 
+    if let Some(file) = env::var_os("LOOPGUARD_POLICY_WASM") {
+        let file = PathBuf::from(file);
+        copy(&file, &embedded, "LOOPGUARD_POLICY_WASM names a file that cannot be read");
+        return;
+    }
+    let script = workspace.join("scripts").join("build-policy.sh");
+    if !workspace.join("guest").join("Cargo.toml").is_file() || !script.is_file() {
+        // The published crate: the policy shipped inside it.
+        let shipped = manifest_dir.join("policy").join("loopguard_policy.wasm");
+        copy(&shipped, &embedded, "this package should ship policy/loopguard_policy.wasm; reinstall it");
+        return;
+    }
     let target_dir = workspace.join("target").join("policy");
     let wasm = target_dir.join("wasm32-wasip2").join("release").join("loopguard_policy.wasm");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    cmd.current_dir(&workspace)
-        .args(["build", "-p", "loopguard-policy", "--release", "--target", "wasm32-wasip2", "--target-dir"])
-        .arg(&target_dir);
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(&workspace).arg(&script).arg(&target_dir);
     scrub_env(&mut cmd);
+    cmd.env("CARGO", &cargo);
 
-    let by_hand = format!(
-        "cargo build -p loopguard-policy --release --target wasm32-wasip2 --target-dir {}",
-        target_dir.display()
-    );
+    let by_hand = format!("bash scripts/build-policy.sh {}", target_dir.display());
     let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("could not run cargo for the policy component ({e}); run by hand: {by_hand}"));
@@ -54,7 +68,7 @@ fn main() {
              (rustup target add wasm32-wasip2 if the target is missing)"
         );
     }
-    copy(&wasm, &embedded, &by_hand);
+    copy(&wasm, &embedded, &format!("the policy build succeeded but its output is missing; run by hand: {by_hand}"));
 }
 
 /// Exposes the WIT package version as `LOOPGUARD_WIT_VERSION`, so that the version the host
@@ -107,8 +121,8 @@ fn scrub_env(cmd: &mut Command) {
     }
 }
 
-fn copy(from: &Path, to: &Path, by_hand: &str) {
+fn copy(from: &Path, to: &Path, hint: &str) {
     if let Err(e) = std::fs::copy(from, to) {
-        panic!("the policy build succeeded but {} is unreadable ({e}); run by hand: {by_hand}", from.display());
+        panic!("cannot read the policy {} ({e}): {hint}", from.display());
     }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Replays a trace through the policy component and prints the decisions: the same bytes as
-``loopguard replay --config FILE TRACE`` (the parity test holds every host to that).
+"""Replays a trace with the installed ``loopguard`` package and prints the decisions: the same
+bytes as ``loopguard replay --config FILE TRACE`` (the parity test holds every host to that).
 
 Usage: python replay.py --config FILE TRACE|-
 Exit codes: 0 success, 2 any error (one line ``replay.py: <message>`` on stderr).
@@ -12,8 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loopguard import LoopGuardError, replay  # noqa: E402
+from loopguard import LoopGuardError, replay
 
 
 class _Parser(argparse.ArgumentParser):

@@ -12,7 +12,7 @@ use crate::limits::Limiter;
 
 wasmtime::component::bindgen!({
     world: "policy",
-    path: "../wit",
+    path: "wit",
     additional_derives: [PartialEq],
 });
 

@@ -153,6 +153,12 @@ impl Policy {
         Self::load(bytes, Path::new("<bytes>"), options)
     }
 
+    /// [`Policy::from_bytes_with`] for bytes read from `path` (named in errors), for a caller that
+    /// reads the file itself (to cache compiled policies by their bytes, say).
+    pub fn from_bytes_at(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Self> {
+        Self::load(bytes, path, options)
+    }
+
     /// Loads a policy only if its bytes have the blake3 digest `expected_hex`; a mismatch is
     /// refused before anything is compiled or run.
     pub fn from_bytes_pinned(bytes: &[u8], expected_hex: &str) -> Result<Self> {

@@ -3,8 +3,12 @@ host, all loading the one built policy, target/policy/wasm32-wasip2/release/loop
 
 - the Rust host CLI (target/debug/loopguard, else `cargo run -p loopguard-host`) with --policy,
 - the stock wasmtime CLI (`wasmtime run --invoke 'replay("…", "…")'`),
-- Node (examples/node-gateway/replay.mjs, jco-transpiled from that .wasm),
-- Python (examples/python-gateway/replay.py, wasmtime-py).
+- Node (examples/node-gateway/replay.mjs, which imports the npm `loopguard` package built from
+  that .wasm: packages/node/generated/),
+- Python (examples/python-gateway/replay.py, which imports the installed `loopguard` wheel: the
+  Rust host through PyO3, with that .wasm shipped inside).
+
+Node's and Python's policies are checked to be that very file (its blake3 digest).
 
 Their decisions must be byte-identical, and equal to the trace's expected.jsonl. A trace over
 100 KiB is skipped for the wasmtime CLI only (its one --invoke argument must stay under the OS
@@ -53,8 +57,20 @@ def _tool(name: str, hint: str) -> str:
 def _policy_built() -> None:
     if not WASM.is_file():
         pytest.fail(f"{WASM} missing; build it with `{BUILD}`")
-    if not (ROOT / "examples/node-gateway/generated/loopguard_policy.js").is_file():
-        pytest.fail("examples/node-gateway/generated/ missing; run `npm ci && npm run transpile` there")
+    manifest = ROOT / "packages/node/generated/policy.json"
+    if not manifest.is_file():
+        pytest.fail("packages/node/generated/ missing; run `npm ci && npm run build` in packages/node")
+
+
+def test_node_and_python_run_the_one_built_policy() -> None:
+    import json
+
+    digest = _run([str(ROOT / "target/debug/loopguard"), "inspect", str(WASM)]).decode()
+    want = next(line.split(": ", 1)[1] for line in digest.splitlines() if line.startswith("digest: "))
+    node_digest = json.loads((ROOT / "packages/node/generated/policy.json").read_text("utf-8"))["blake3"]
+    py = ROOT / ".venv/bin/python"
+    py_digest = _run([str(py), "-c", "import loopguard; print(loopguard.versions()['blake3'])"]).decode().strip()
+    assert (node_digest, py_digest) == (want, want), "Node and Python must ship the policy cargo built"
 
 
 # ---- the four hosts ----

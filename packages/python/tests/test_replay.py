@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, HERE, TRACES
+from conftest import EXAMPLES, REPLAY_PY, TRACES
 from trace_events import feed_trace
 
 from loopguard import LoopGuard, replay
@@ -53,7 +53,7 @@ def test_one_hook_call_per_event(name: str) -> None:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_replay_py_prints_the_same_bytes(name: str) -> None:
     run = subprocess.run(
-        [sys.executable, str(HERE.parent / "replay.py"), "--config", str(TRACES / name / "config.json5"), str(TRACES / name / "trace.jsonl")],
+        [sys.executable, str(REPLAY_PY), "--config", str(TRACES / name / "config.json5"), str(TRACES / name / "trace.jsonl")],
         capture_output=True,
     )
     assert run.returncode == 0, run.stderr.decode()
@@ -62,7 +62,7 @@ def test_replay_py_prints_the_same_bytes(name: str) -> None:
 
 def test_replay_py_exits_2_with_one_line_for_a_bad_trace() -> None:
     run = subprocess.run(
-        [sys.executable, str(HERE.parent / "replay.py"), "--config", str(TRACES / EXAMPLES[0] / "config.json5"), "-"],
+        [sys.executable, str(REPLAY_PY), "--config", str(TRACES / EXAMPLES[0] / "config.json5"), "-"],
         input=b'{"kind":"nope"}\n',
         capture_output=True,
     )

@@ -13,9 +13,8 @@ from loopguard import (
     OutcomeVerdict,
     ToolCall,
     ToolVerdict,
-    interface_version,
-    policy_version,
     replay,
+    versions,
 )
 
 TIGHT = {"tools": {"loopDetection": {"enabled": True, "warningThreshold": 3, "criticalThreshold": 5, "globalCircuitBreakerThreshold": 8}}}
@@ -90,7 +89,7 @@ def test_bot_pair_past_its_budget_is_suppressed() -> None:
         assert [v.action for v in got] == ["allow", "allow", "allow", "suppress"]
         assert got[3].budget == "pair"
         assert isinstance(got[3].cooldown_until_ms, int) and got[3].cooldown_until_ms > 1003
-        assert g.stats().pairs == 1
+        assert g.stats().bot_pairs == 1
 
 
 def test_group_thread_round_by_round() -> None:
@@ -192,5 +191,9 @@ def test_many_guards_can_be_created_and_closed() -> None:
 
 
 def test_versions() -> None:
-    assert policy_version().count(".") >= 2
-    assert interface_version().startswith("0.5.")
+    v = versions()
+    assert v["policy"].count(".") >= 2
+    assert v["interface"].startswith("1.")
+    assert len(v["blake3"]) == 64
+    with LoopGuard() as g:
+        assert (g.policy.version, g.policy.blake3) == (v["policy"], v["blake3"])

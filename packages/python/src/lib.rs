@@ -1,0 +1,360 @@
+//! `loopguard._native`: the `loopguard-host` embedding, for Python.
+//!
+//! Why over the host crate and not a Python reimplementation over wasmtime-py: every feature the
+//! Rust host has (a pinned policy, hot swap with state, shadow-free supervision with a standby,
+//! time and memory limits, health) comes along, and a decision costs a few microseconds instead
+//! of wasmtime-py's ~150 µs of type reflection per call. This module only converts: Python
+//! values in, `loopguard-host` calls, plain tuples out; `loopguard/__init__.py` builds the
+//! public dataclasses from them. Every decision is made inside the policy component.
+//!
+//! The GIL is released only around slow calls (loading a policy, batches, swaps, snapshots): a
+//! decision takes ~3 µs, and releasing and re-taking the GIL around it made two threads slower.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use loopguard_host::{
+    BotMessage, BotVerdict, Budget, CompactionVerdict, Error, FailureMode, GroupReply, GroupStart, GroupStep,
+    GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway, ToolAction,
+    ToolCall, ToolOutcome,
+};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyType};
+
+/// The Python `loopguard.LoopGuardError` type, looked up once.
+static ERROR_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A host error as `loopguard.LoopGuardError(kind, path, reason)`.
+fn py_error(py: Python<'_>, e: Error) -> PyErr {
+    let (kind, path, reason) = match &e {
+        Error::Policy { kind, path, reason } => (Error::kind_name(*kind).to_string(), path.clone(), reason.clone()),
+        Error::Load { path, reason } => ("policy".into(), path.display().to_string(), reason.clone()),
+        Error::Incompatible { path, .. } | Error::DigestMismatch { path, .. } => {
+            ("policy".into(), path.display().to_string(), without_path(&e.to_string(), path))
+        }
+        other => ("policy".into(), "policy".into(), other.to_string()),
+    };
+    match ERROR_TYPE.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        let module = py.import("loopguard._errors")?;
+        Ok(module.getattr("LoopGuardError")?.cast_into::<PyType>()?.unbind())
+    }) {
+        Ok(ty) => PyErr::from_type(ty.bind(py).clone(), (kind, path, reason)),
+        Err(import_failed) => import_failed,
+    }
+}
+
+/// The message of an error that names its file, without the file (the error's `path` holds it).
+fn without_path(text: &str, path: &std::path::Path) -> String {
+    text.replace(&format!(" {}", path.display()), "")
+}
+
+/// What the Python layer passes for a tool call: (session, tool, args_json, run, agent, call_id).
+type CallArgs = (String, String, String, Option<String>, Option<String>, Option<String>);
+
+fn tool_call((session, tool, args_json, run, agent, call_id): CallArgs) -> ToolCall {
+    ToolCall { session, tool, args_json, run, agent, call_id }
+}
+
+fn thread(t: (String, String, String, Option<String>, String)) -> GroupThread {
+    GroupThread { channel: t.0, account: t.1, conversation: t.2, thread: t.3, root: t.4 }
+}
+
+fn stop_reason(r: StopReason) -> &'static str {
+    match r {
+        StopReason::AllPassed => "all_passed",
+        StopReason::MaxRounds => "max_rounds",
+        StopReason::MaxTurns => "max_turns",
+        StopReason::NoEligible => "no_eligible",
+        StopReason::Cancelled => "cancelled",
+    }
+}
+
+/// A group decision as (action, round, participants, reason).
+type GroupTuple = (&'static str, u32, Vec<String>, Option<&'static str>);
+
+fn group_step(s: GroupStep) -> GroupTuple {
+    match s {
+        GroupStep::Round(r) => ("round", r.round, r.participants, None),
+        GroupStep::Stop(reason) => ("stop", 0, Vec::new(), Some(stop_reason(reason))),
+    }
+}
+
+/// Policies compiled in this process, by the blake3 digest of their bytes: compiling the
+/// component is most of the cost of a first guard (~0.3 s), so each guard, `replay` and
+/// `versions` after the first for the same bytes takes the compiled one (`Policy` is a cheap
+/// handle). At most [`KEEP_COMPILED`] are kept, least recently used dropped first.
+static COMPILED: Mutex<Vec<([u8; 32], Policy)>> = Mutex::new(Vec::new());
+const KEEP_COMPILED: usize = 4;
+
+/// Loads the policy at `path` (or the embedded one) with its limits; a pinned digest is checked
+/// on the bytes before anything is compiled or taken from the cache.
+fn load(path: Option<PathBuf>, expect_digest: Option<String>, limits: Limits) -> Result<Policy, Error> {
+    let Some(path) = path else {
+        return Policy::embedded_with(&LoadOptions { expect_digest, limits });
+    };
+    let bytes = std::fs::read(&path).map_err(|e| Error::Load { path: path.clone(), reason: e.to_string() })?;
+    let digest = *blake3::hash(&bytes).as_bytes();
+    let mut cache = COMPILED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let cached = cache.iter().position(|(d, _)| *d == digest).map(|i| cache.remove(i).1);
+    let policy = match cached {
+        // The pin is checked before the cache is used, exactly as a fresh load checks it.
+        Some(p) if expect_digest.as_deref().is_none_or(|hex| hex.trim().eq_ignore_ascii_case(&p.digest().to_hex())) => {
+            p
+        }
+        _ => Policy::from_bytes_at(&bytes, &path, &LoadOptions { expect_digest, limits })?,
+    };
+    cache.push((digest, policy.clone()));
+    if cache.len() > KEEP_COMPILED {
+        cache.remove(0);
+    }
+    Ok(policy.with_limits(limits))
+}
+
+/// One gateway's guard: a supervised, swappable policy instance.
+#[pyclass(module = "loopguard._native", frozen)]
+struct Guard {
+    inner: SwappableGateway,
+}
+
+#[pymethods]
+impl Guard {
+    /// A guard of the policy at `policy` (a path; `None` = the shipped one) with `config`.
+    #[new]
+    #[pyo3(signature = (config, policy=None, expect_digest=None, deadline_ms=None, memory_mib=None, fail_closed=false))]
+    fn new(
+        py: Python<'_>,
+        config: String,
+        policy: Option<PathBuf>,
+        expect_digest: Option<String>,
+        deadline_ms: Option<u64>,
+        memory_mib: Option<usize>,
+        fail_closed: bool,
+    ) -> PyResult<Self> {
+        let mut limits = Limits::default();
+        if let Some(ms) = deadline_ms {
+            limits.call_deadline = Duration::from_millis(ms);
+        }
+        if let Some(mib) = memory_mib {
+            limits.memory_bytes = mib << 20;
+        }
+        let failure_mode = if fail_closed { FailureMode::Closed } else { FailureMode::Open };
+        let supervision = Supervision { failure_mode, ..Supervision::default() };
+        let created = py.detach(|| {
+            load(policy, expect_digest, limits).and_then(|p| SwappableGateway::new(p, &config, supervision))
+        });
+        created.map(|inner| Guard { inner }).map_err(|e| py_error(py, e))
+    }
+
+    /// (action, detector, count, message, notify).
+    fn check_tool_call(
+        &self,
+        py: Python<'_>,
+        call: CallArgs,
+    ) -> PyResult<(&'static str, Option<String>, u32, Option<String>, bool)> {
+        let v = self.inner.check_tool_call(&tool_call(call)).map_err(|e| py_error(py, e))?;
+        let action = match v.action {
+            ToolAction::Allow => "allow",
+            ToolAction::Warn => "warn",
+            ToolAction::Block => "block",
+        };
+        Ok((action, v.detector, v.count, v.message, v.notify))
+    }
+
+    /// (action, detector, count, tool, message); `threw` says whether `text` is an error.
+    fn record_tool_outcome(
+        &self,
+        py: Python<'_>,
+        call: CallArgs,
+        threw: bool,
+        text: String,
+    ) -> PyResult<(&'static str, Option<String>, u32, Option<String>, Option<String>)> {
+        let outcome = if threw { ToolOutcome::Threw(text) } else { ToolOutcome::Returned(text) };
+        Ok(match self.inner.record_tool_outcome(&tool_call(call), &outcome).map_err(|e| py_error(py, e))? {
+            OutcomeVerdict::Recorded => ("recorded", None, 0, None, None),
+            OutcomeVerdict::Ignored => ("ignored", None, 0, None, None),
+            OutcomeVerdict::Abort(a) => ("abort", Some(a.detector), a.count, Some(a.tool), Some(a.message)),
+        })
+    }
+
+    /// The window it was armed for, or `None` when the guard is disabled.
+    #[pyo3(signature = (session, run=None, agent=None))]
+    fn compaction_retried(
+        &self,
+        py: Python<'_>,
+        session: &str,
+        run: Option<&str>,
+        agent: Option<&str>,
+    ) -> PyResult<Option<u32>> {
+        Ok(match self.inner.compaction_retried(session, run, agent).map_err(|e| py_error(py, e))? {
+            CompactionVerdict::Armed(n) => Some(n),
+            CompactionVerdict::Disabled => None,
+        })
+    }
+
+    fn end_session(&self, py: Python<'_>, session: &str) -> PyResult<()> {
+        self.inner.end_session(session).map_err(|e| py_error(py, e))
+    }
+
+    /// (action, cooldown_until_ms, budget) for (channel, account, conversation, room, sender,
+    /// receiver, ts_ms, event_id).
+    #[allow(clippy::type_complexity)]
+    fn check_bot_message(
+        &self,
+        py: Python<'_>,
+        m: (String, String, String, Option<String>, String, String, i64, Option<String>),
+    ) -> PyResult<(&'static str, Option<i64>, Option<&'static str>)> {
+        let message = BotMessage {
+            channel: m.0,
+            account: m.1,
+            conversation: m.2,
+            room: m.3,
+            sender: m.4,
+            receiver: m.5,
+            ts_ms: m.6,
+            event_id: m.7,
+        };
+        Ok(match self.inner.check_bot_message(&message).map_err(|e| py_error(py, e))? {
+            BotVerdict::Allow => ("allow", None, None),
+            BotVerdict::Suppress(s) => (
+                "suppress",
+                Some(s.cooldown_until_ms),
+                Some(match s.budget {
+                    Budget::Pair => "pair",
+                    Budget::Burst => "burst",
+                }),
+            ),
+        })
+    }
+
+    fn start_group_thread(
+        &self,
+        py: Python<'_>,
+        t: (String, String, String, Option<String>, String),
+        peer: &str,
+        text: &str,
+    ) -> PyResult<GroupTuple> {
+        Ok(match self.inner.start_group_thread(&thread(t), peer, text).map_err(|e| py_error(py, e))? {
+            GroupStart::Round(r) => ("round", r.round, r.participants, None),
+            GroupStart::Legacy(p) => ("legacy", 0, p, None),
+            GroupStart::None => ("none", 0, Vec::new(), None),
+        })
+    }
+
+    fn finish_group_round(
+        &self,
+        py: Python<'_>,
+        t: (String, String, String, Option<String>, String),
+        replies: Vec<(String, Option<String>)>,
+    ) -> PyResult<GroupTuple> {
+        let replies: Vec<GroupReply> = replies.into_iter().map(|(agent, reply)| GroupReply { agent, reply }).collect();
+        self.inner.finish_group_round(&thread(t), &replies).map(group_step).map_err(|e| py_error(py, e))
+    }
+
+    fn cancel_group_thread(
+        &self,
+        py: Python<'_>,
+        t: (String, String, String, Option<String>, String),
+    ) -> PyResult<GroupTuple> {
+        self.inner.cancel_group_thread(&thread(t)).map(group_step).map_err(|e| py_error(py, e))
+    }
+
+    fn apply_events(&self, py: Python<'_>, jsonl: &str, first_line: u32) -> PyResult<String> {
+        py.detach(|| self.inner.apply_events(jsonl, first_line)).map_err(|e| py_error(py, e))
+    }
+
+    fn export_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| self.inner.export_state()).map_err(|e| py_error(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn import_state(&self, py: Python<'_>, snapshot: Vec<u8>) -> PyResult<()> {
+        py.detach(|| self.inner.import_state(&snapshot)).map_err(|e| py_error(py, e))
+    }
+
+    /// (sessions, evicted_sessions, bot_pairs, evicted_pairs, group_threads, memory_bytes).
+    fn stats(&self, py: Python<'_>) -> PyResult<(u32, u64, u32, u64, u32, u64)> {
+        let s = self.inner.stats().map_err(|e| py_error(py, e))?;
+        Ok((s.sessions, s.evicted_sessions, s.bot_pairs, s.evicted_pairs, s.group_threads, s.memory_bytes))
+    }
+
+    /// Hot swap to the policy at `path`, every count carried over: (from version, to version,
+    /// from digest, to digest, snapshot bytes, prepare ms, paused ms).
+    #[pyo3(signature = (path, expect_digest=None))]
+    #[allow(clippy::type_complexity)]
+    fn swap(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        expect_digest: Option<String>,
+    ) -> PyResult<(String, String, String, String, usize, f64, f64)> {
+        let limits = self.inner.policy().limits();
+        let swapped = py.detach(|| {
+            let policy = load(Some(path), expect_digest, limits)?;
+            self.inner.swap(policy)
+        });
+        let r = swapped.map_err(|e| py_error(py, e))?;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        Ok((r.from_version, r.to_version, r.from_digest, r.to_digest, r.snapshot_bytes, ms(r.prepare), ms(r.paused)))
+    }
+
+    /// (policy version, interface version, blake3 digest, source).
+    fn policy(&self) -> (String, String, String, String) {
+        let p = self.inner.policy();
+        (
+            self.inner.version(),
+            loopguard_host::INTERFACE_VERSION.to_string(),
+            p.digest().to_hex().to_string(),
+            p.path().display().to_string(),
+        )
+    }
+
+    /// The supervisor's counters: recoveries, timeouts, traps, swaps, …
+    fn health(&self) -> Vec<(&'static str, u64)> {
+        let h = self.inner.health();
+        vec![
+            ("recoveries", h.recoveries),
+            ("standby_recoveries", h.standby_recoveries),
+            ("timeouts", h.timeouts),
+            ("traps", h.traps),
+            ("oom", h.oom),
+            ("swaps", h.swaps),
+            ("failed_swaps", h.failed_swaps),
+            ("snapshots", h.snapshots),
+        ]
+    }
+}
+
+/// Replays a trace on a fresh gateway of the policy at `policy` (default: the shipped one).
+#[pyfunction]
+#[pyo3(signature = (config, trace, policy=None))]
+fn replay(py: Python<'_>, config: String, trace: String, policy: Option<PathBuf>) -> PyResult<String> {
+    py.detach(|| load(policy, None, Limits::default()).and_then(|p| p.instantiate()?.replay(&config, &trace)))
+        .map_err(|e| py_error(py, e))
+}
+
+/// (policy version, interface version, blake3 digest) of the policy at `policy`.
+#[pyfunction]
+#[pyo3(signature = (policy=None))]
+fn versions(py: Python<'_>, policy: Option<PathBuf>) -> PyResult<(String, String, String)> {
+    let loaded = py.detach(|| {
+        let p = load(policy, None, Limits::default())?;
+        let version = p.instantiate()?.version()?;
+        Ok::<_, Error>((version, p.digest().to_hex().to_string()))
+    });
+    let (version, digest) = loaded.map_err(|e| py_error(py, e))?;
+    Ok((version, loopguard_host::INTERFACE_VERSION.to_string(), digest))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Guard>()?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(versions, m)?)?;
+    m.add("HOST_VERSION", loopguard_host::HOST_VERSION)?;
+    // Raised only if `loopguard._errors` cannot be imported (a broken install).
+    m.add("NativeError", m.py().get_type::<PyException>())?;
+    Ok(())
+}
