@@ -143,6 +143,11 @@ fn what_if_with_set_moves_the_first_block() {
     .success();
     let ok = table.stdout().lines().any(|l| l.contains(key) && l.contains("blocks 5 calls earlier"));
     table.check(ok, "the what-if table says how the block moved");
+    // The same change as a second config file.
+    let other = dir.write("other.json", r#"{"tools":{"loopDetection":{"enabled":true,"criticalThreshold":15}}}"#);
+    let (run, compared) = report(&dir, &["--compare", other.to_str().expect("utf-8 path")], &[&sqlite]);
+    let same = compared == lines;
+    run.success().check(same, "--compare FILE gives what --set gave");
     let bad = loopguard(["transcripts".as_ref(), "--set".as_ref(), "nonsense".as_ref(), sqlite.as_os_str()]).code(2);
     let ok = bad.stderr().lines().count() == 1 && bad.stderr().contains("--set nonsense");
     bad.check(ok, "a malformed --set is one clear error");
