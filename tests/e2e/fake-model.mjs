@@ -12,7 +12,8 @@
 //   {"call":"exec","args":{...},"times":"forever"}              until the scenario's maxToolsPerTurn
 //   {"alternate":[{"call":"read","args":{"path":"a.txt"}},{"call":"read","args":{"path":"b.txt"}}],"times":30}
 //   {"text":"All done."}                                         answer text (ends the turn)
-// Scenario options: maxToolsPerTurn (default 40; then text), and
+// Scenario options: maxToolsPerTurn (default 40; then text), delayMs (each answer to a request
+//   with tools is sent this much later, at most 10 s: a slow model, so a test can act mid-turn), and
 //   overflow: {"atToolResult":K, "whenUserTextIncludes":"OVERFLOW"}: answer HTTP 400
 //   context_length_exceeded once (per distinct user text) when the turn has K tool results.
 // A request with no tools (the compaction summary request) is answered with a text summary.
@@ -182,6 +183,18 @@ function loadConfig(opts) {
   };
 }
 
+/** The delayMs of the scenario a chat request plays (0 for other requests and text answers). */
+export function toolDelayFor(raw, cfg) {
+  try {
+    const body = JSON.parse(raw);
+    if (!Array.isArray(body?.tools) || body.tools.length === 0) return 0;
+    const scenario = cfg.scenarios[pickScenarioName(body.messages ?? [], cfg.scenarios, cfg.defaultScenario)];
+    return Math.min(Number(scenario?.delayMs ?? 0) || 0, 10_000);
+  } catch {
+    return 0;
+  }
+}
+
 export function startFakeModel(options = {}) {
   const cfg = options.config ?? loadConfig(options);
   const logFile = options.log ?? process.env.FAKE_LOG;
@@ -209,6 +222,12 @@ export function startFakeModel(options = {}) {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
+      // a scenario's delayMs holds tool-call answers back (a slow model: time to act mid-turn)
+      const delay = toolDelayFor(Buffer.concat(chunks).toString("utf8"), cfg);
+      if (delay > 0) setTimeout(respond, delay);
+      else respond();
+    });
+    const respond = () => {
       const n = ++reqNo;
       const url = (req.url ?? "").replace(/\?.*$/, "");
       try {
@@ -394,7 +413,7 @@ export function startFakeModel(options = {}) {
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: String(err?.message ?? err) } }));
       }
-    });
+    };
   });
   server.keepAliveTimeout = 5000;
   return server;

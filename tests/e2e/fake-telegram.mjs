@@ -11,6 +11,7 @@
 //                          shorthand fields {chatId, text, fromId, isBot, chatType} are accepted
 //   GET  /__sent           the recorded sendMessage payloads
 //   GET  /__calls          every Bot API call: {method, ts, params}
+//   POST /__echo           body {max: N}: the other bot's echo budget from now on (a total)
 // Option --echo-max N / TG_ECHO_MAX: a second bot (id 222, is_bot true, "other_bot") answers
 // each group message our bot sends, at most N times (a bot-to-bot loop).
 // --port / TG_PORT (0 = any), --lifetime-ms / TG_LIFETIME_MS (default 15 min), --log / TG_LOG
@@ -23,7 +24,7 @@ export const OUR_BOT = { id: 1000, is_bot: true, first_name: "LoopGuard E2E", us
 export const OTHER_BOT = { id: 222, is_bot: true, first_name: "Other Bot", username: "other_bot" };
 
 export function startFakeTelegram(options = {}) {
-  const echoMax = Number(options.echoMax ?? 0);
+  let echoMax = Number(options.echoMax ?? 0);
   const logFile = options.log;
   const queue = []; // updates
   const waiters = new Set();
@@ -87,6 +88,11 @@ export function startFakeTelegram(options = {}) {
         }
         enqueue(u);
         return json(res, 200, { ok: true, result: u });
+      }
+      if (url.pathname === "/__echo" && req.method === "POST") {
+        // raise or lower the other bot's echo budget at run time: {max: N} (a total, counting past echoes)
+        echoMax = Number(params.max ?? echoMax);
+        return json(res, 200, { ok: true, result: { echoMax, echoes } });
       }
       if (url.pathname === "/__sent") return json(res, 200, { ok: true, result: sent });
       if (url.pathname === "/__calls") return json(res, 200, { ok: true, result: calls });

@@ -488,6 +488,9 @@ export async function startTelegram(opts = {}) {
     inject: async (update) =>
       (await (await fetch(base + "/__inject", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(update) })).json()).result,
     sent: () => get("/__sent"),
+    /** set the other bot's echo budget (a total over the fake's lifetime) */
+    setEchoMax: async (max) =>
+      (await (await fetch(base + "/__echo", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ max }) })).json()).result,
     calls: () => get("/__calls"),
     stop: () => stopProcess(entry),
   };

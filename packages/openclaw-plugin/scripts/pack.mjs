@@ -67,6 +67,7 @@ try {
     console.error('the tarball does not carry loopguard alone in node_modules: refusing it');
     process.exit(1);
   }
+  process.stdout.write(`${tgz}\n`);
   } finally {
   fs.rmSync(stage, { recursive: true, force: true });
 }

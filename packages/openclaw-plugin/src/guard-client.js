@@ -14,6 +14,9 @@ const READY = 1;
 const FAILED = 2;
 /** After a failed start, the next attempt waits this long (a broken policy is not respawned per call). */
 const RESTART_BACKOFF_MS = 30_000;
+/** This many traps or timeouts within FAILURE_WINDOW_MS pause the policy for RESTART_BACKOFF_MS. */
+const FAILURE_BURST = 3;
+const FAILURE_WINDOW_MS = 60_000;
 
 export class GuardClient {
   /**
@@ -40,6 +43,8 @@ export class GuardClient {
     this.pendingAsync = new Map();
     this.generation = 0;
     this.failures = { timeouts: 0, traps: 0, errors: 0, restarts: 0 };
+    this.recentFailures = [];
+    this.pausedUntil = 0;
   }
 
   /** Spawns a worker (unless one is running), seeded with `snapshot` (or the last one kept). */
@@ -74,6 +79,10 @@ export class GuardClient {
     worker.on('message', (m) => {
       if (gen !== this.generation) return;
       if (m.control === 'ready') return this.#takeReady();
+      if (m.control === 'snapshot') {
+        this.lastSnapshot = m.bytes;
+        return undefined;
+      }
       const p = this.pendingAsync.get(m.id);
       if (p) {
         this.pendingAsync.delete(m.id);
@@ -122,6 +131,7 @@ export class GuardClient {
   call(op, ...args) {
     if (!this.worker) {
       if (this.startError && Date.now() - this.failedAt < RESTART_BACKOFF_MS) return { ok: false, reason: 'unavailable', error: this.startError };
+      if (Date.now() < this.pausedUntil) return { ok: false, reason: 'unavailable', error: { kind: 'policy', path: 'worker', message: 'the policy is paused after repeated traps or timeouts' } };
       this.start();
     }
     const signal = this.signal;
@@ -211,6 +221,17 @@ export class GuardClient {
       if (r && worker === this.worker) snapshot = r;
     }
     this.#terminate();
+    this.lastSnapshot = snapshot;
+    // a policy that keeps failing is not restarted for every call (each restart of a policy
+    // other than the shipped one transpiles it again, and the gateway waits for that)
+    const now = Date.now();
+    this.recentFailures = [...this.recentFailures.filter((t) => now - t < FAILURE_WINDOW_MS), now];
+    if (this.recentFailures.length >= FAILURE_BURST) {
+      this.recentFailures = [];
+      this.pausedUntil = now + RESTART_BACKOFF_MS;
+      this.o.log('error', `the policy failed ${FAILURE_BURST} times within ${FAILURE_WINDOW_MS / 1000} s: paused for ${RESTART_BACKOFF_MS / 1000} s (calls are answered by failMode)`);
+      return;
+    }
     this.failures.restarts += 1;
     this.start(snapshot);
   }

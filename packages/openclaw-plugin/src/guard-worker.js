@@ -31,6 +31,30 @@ function errorOf(e) {
 
 let guard = null;
 
+// A recent snapshot lives with the client (guard-client.js): it is the restart point when this
+// instance traps or spins (a trapped component instance cannot export its state any more). It is
+// taken here, between calls, at most once a second while the state changes, and posted over
+// parentPort, so no call waits for it.
+const SNAPSHOT_EVERY_MS = 1_000;
+const STATEFUL = new Set(['check', 'outcome', 'compaction', 'endSession', 'bot', 'importState']);
+let lastSnapshotAt = 0;
+let snapshotTimer = null;
+
+function snapshotSoon() {
+  if (snapshotTimer !== null) return;
+  const wait = Math.max(0, lastSnapshotAt + SNAPSHOT_EVERY_MS - Date.now());
+  snapshotTimer = setTimeout(() => {
+    snapshotTimer = null;
+    lastSnapshotAt = Date.now();
+    try {
+      const bytes = guard.exportState();
+      parentPort.postMessage({ control: 'snapshot', bytes }, [bytes.buffer]);
+    } catch {
+      // a failed export leaves the previous restart point in place
+    }
+  }, wait);
+}
+
 /** The operations a client may call synchronously; each returns plain data. */
 const OPS = {
   check: (call) => guard.beforeToolCall(call),
@@ -57,6 +81,7 @@ port.on('message', (req) => {
   if (!fn) return answer({ id: req.id, ok: false, error: { kind: 'input', path: 'op', message: `unknown op ${req.op}` } });
   try {
     answer({ id: req.id, ok: true, value: fn(...(req.args ?? [])) });
+    if (STATEFUL.has(req.op)) snapshotSoon();
   } catch (e) {
     // A WebAssembly.RuntimeError is a trap: the instance is not to be trusted any more.
     const trap = e instanceof WebAssembly.RuntimeError || e?.cause instanceof WebAssembly.RuntimeError;

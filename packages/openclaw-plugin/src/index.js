@@ -112,7 +112,8 @@ function toolFallback(rt, e) {
 export function register(api) {
   const shared = sharedState();
   shared.registrations += 1;
-  runtimeFor(api);
+  const rt = runtimeFor(api);
+  rt.event({ event: 'registered', mode: api.registrationMode, source: api.source, rootDir: api.rootDir, openclaw: api.runtime?.version });
   const on = (hook, handler) => api.on(hook, handler);
   on('gateway_start', guarded('gateway_start', (rt) => rt.ensure()));
   on('before_tool_call', guarded('before_tool_call', (rt, e, c) => rt.beforeToolCall(e, c), toolFallback));

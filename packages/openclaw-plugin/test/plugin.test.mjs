@@ -174,11 +174,13 @@ test('enabled: false decides nothing', () => {
   assert.equal(g.rt.started, false, 'the policy worker never started');
 });
 
-test('a trapping policy: the gateway goes on in its fail mode and the guard recovers with its counts', { skip: !fs.existsSync(HOSTILE) && 'build target/hostile-gateway (tests/e2e/README.md)' }, () => {
+test('a trapping policy: the gateway goes on in its fail mode and the guard recovers with its counts', { skip: !fs.existsSync(HOSTILE) && 'build target/hostile-gateway (tests/e2e/README.md)' }, async () => {
   for (const failMode of ['open', 'closed']) {
     reset();
     const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode } });
     for (let i = 0; i < 15; i += 1) assert.equal(g.toolCall({ run: 't' }).blocked, false);
+    // the worker's restart point is at most a second old: let it arrive
+    await new Promise((r) => setTimeout(r, 1300));
     const trapped = g.toolCall({ session: 'agent:main:__trap__' });
     assert.equal(trapped.blocked, failMode === 'closed');
     if (failMode === 'closed') assert.match(trapped.texts[0], /^loopguard: the loop guard failed \(trap: /);

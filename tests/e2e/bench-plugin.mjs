@@ -1,0 +1,195 @@
+#!/usr/bin/env node
+// What the loopguard plugin costs inside the gateway, beside OpenClaw's own guard. Not a test:
+// it prints a table (and, with --json FILE, writes the figures).
+//
+//   source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/bench-plugin.mjs [--calls 60] [--json out.json]
+//
+// 1. The guard calls alone, in this process, same workload for both (N tool calls over 50
+//    sessions, arguments cycling so that nothing trips): OpenClaw 2026.9.6's own detector
+//    functions (bound from its dist/ by tests/oracle/lib) vs the plugin's hooks through a
+//    stand-in api (before_tool_call + the result middleware + after_tool_call, including the
+//    round trip to the policy worker). performance.now() around the calls.
+// 2. The real gateway, three times, the same turn (`--calls` exec calls with cycling arguments):
+//    no guard, the core guard on, the plugin on (core off). Per tool call: the plugin's own
+//    in-hook time (its decision log, measured in the hooks) and the end-to-end step time (the gap
+//    between the fake model's consecutive requests: model answer + tool + every hook). Memory:
+//    the gateway's RSS after the turn (VmRSS, VmHWM), and the plugin's own footprint measured in a
+//    fresh Node process.
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import * as h from "./harness.mjs";
+import * as p from "./plugin-helpers.mjs";
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const CALLS = Number(opt("--calls", 60));
+const JSON_OUT = opt("--json", null);
+const IN_PROCESS_N = 4000;
+
+const q = (arr, f) => {
+  if (!arr.length) return NaN;
+  const s = [...arr].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(f * (s.length - 1)))];
+};
+const fmt = (v, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : "n/a");
+const workloadCall = (i) => ({ session: `agent:main:b${i % 50}`, run: `run-${i % 50}`, tool: "exec", args: { command: `echo ${i % 7}` } });
+const RESULT = (i) => ({ content: [{ type: "text", text: String(i % 7) }], details: { status: "completed", exitCode: 0, aggregated: String(i % 7) } });
+
+/** The core's guard functions on the workload (the oracle's binding of 2026.9.6's dist/). */
+async function coreInProcess() {
+  // run in a child: the oracle isolates the package (state dir, console) process-wide
+  const script = `
+    import { isolate } from ${JSON.stringify(path.join(h.REPO, "tests/oracle/lib/isolate.mjs"))};
+    isolate();
+    const { OpenClaw } = await import(${JSON.stringify(path.join(h.REPO, "tests/oracle/lib/openclaw.mjs"))});
+    const { ToolSide } = await import(${JSON.stringify(path.join(h.REPO, "tests/oracle/lib/sides.mjs"))});
+    const oc = new OpenClaw(${JSON.stringify(h.OPENCLAW_DIR)});
+    const side = new ToolSide(await oc.tool(), { tools: { loopDetection: { enabled: true } } });
+    const times = [];
+    for (let i = 0; i < ${IN_PROCESS_N}; i += 1) {
+      const c = (${workloadCall.toString()})(i);
+      const ev = { kind: "tool_call", session: c.session, run: c.run, call_id: "c" + i, tool: c.tool, args: c.args };
+      const t = performance.now();
+      const v = await side.toolCall(ev, i + 1);
+      if (v.action !== "block") side.toolResult({ ...ev, kind: "tool_result", result: (${RESULT.toString()})(i) });
+      times.push(performance.now() - t);
+    }
+    process.stdout.write(JSON.stringify(times.slice(1000)));
+  `;
+  const res = spawnSync(h.NODE, ["--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (res.status !== 0) throw new Error(`core in-process bench failed: ${res.stderr.slice(-2000)}`);
+  return JSON.parse(res.stdout);
+}
+
+/** The plugin's hooks on the workload, and its memory footprint, in a fresh process. */
+function pluginInProcess() {
+  const script = `
+    import fs from "node:fs";
+    const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(fs.readFileSync("/proc/self/status", "utf8"))[1]) / 1024;
+    globalThis.gc?.();
+    const rss0 = rss();
+    const { fakeGateway, reset } = await import(${JSON.stringify(path.join(p.PLUGIN_DIR, "test/helpers.mjs"))});
+    const g = fakeGateway({ config: {} });
+    const times = [];
+    for (let i = 0; i < ${IN_PROCESS_N}; i += 1) {
+      const c = (${workloadCall.toString()})(i);
+      const t = performance.now();
+      g.toolCall({ session: c.session, run: c.run, tool: c.tool, params: c.args, result: (${RESULT.toString()})(i) });
+      times.push(performance.now() - t);
+    }
+    globalThis.gc?.();
+    const rss1 = rss();
+    const stats = g.rt.client.call("stats").value;
+    reset();
+    process.stdout.write(JSON.stringify({ times: times.slice(1000), rssBeforeMiB: rss0, rssAfterMiB: rss1, policyMemoryBytes: stats.memoryBytes, compat: g.rt.compat }));
+  `;
+  const res = spawnSync(h.NODE, ["--expose-gc", "--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (res.status !== 0) throw new Error(`plugin in-process bench failed: ${res.stderr.slice(-2000)}`);
+  return JSON.parse(res.stdout);
+}
+
+function procStatus(pid) {
+  const s = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? NaN);
+  return { rssMiB: kb("VmRSS") / 1024, hwmMiB: kb("VmHWM") / 1024 };
+}
+
+/** One gateway, one turn of CALLS exec calls; returns the step times and the gateway's memory. */
+async function gatewayRun(label, { loopDetection, plugin }) {
+  const dirs = h.makeRoot(`bench-${label}`);
+  const steps = Array.from({ length: CALLS }, (_, i) => ({ call: "exec", args: { command: `echo ${i % 7}` } }));
+  const model = await h.startModel({ out: dirs.out, config: { scenarios: { bench: { maxToolsPerTurn: CALLS + 5, steps: [...steps, { text: "Bench done." }] } } } });
+  const decisionLog = path.join(dirs.out, "decisions.jsonl");
+  let gw;
+  try {
+    gw = await h.startGateway({
+      model,
+      dirs,
+      label: `bench-${label}`,
+      loopDetection,
+      plugins: plugin ? [{ dir: p.PLUGIN_DIR, id: p.PLUGIN_ID, config: { decisionLog } }] : [],
+    });
+    // a warm-up turn, then the measured one
+    await h.runAgentTurn(gw, { sessionKey: "bench-warm", message: "[scenario:warmup] [session:bench-warm] warm up" });
+    const t0 = Date.now();
+    const res = await h.runAgentTurn(gw, { sessionKey: "bench", message: "[scenario:bench] [session:bench] run the commands" });
+    const wallMs = Date.now() - t0;
+    if (res.code !== 0) throw new Error(`${label}: the turn failed: ${res.stderr.slice(-1500)}`);
+    const mem = procStatus(gw.pid);
+    const reqs = model.chatRequests("[session:bench]");
+    const gaps = reqs.slice(1).map((r, i) => r.ts - reqs[i].ts);
+    const ds = p.readDecisions(decisionLog, { pid: gw.pid }).filter((d) => d.event === "decision" && String(d.session).endsWith(":bench"));
+    const byCall = new Map();
+    for (const d of ds) byCall.set(d.callId, (byCall.get(d.callId) ?? 0) + d.ms);
+    const inHook = [...byCall.values()];
+    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, mem };
+  } finally {
+    await gw?.stop();
+    await model.stop();
+    if (gw) await gw.cleanup();
+    else await h.cleanupRoot(dirs.root);
+  }
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(p.PLUGIN_DIR, "node_modules/loopguard"))) {
+    throw new Error("packages/openclaw-plugin/node_modules/loopguard is missing: run node scripts/pack.mjs there first");
+  }
+  h.log("in-process: the core's detector functions");
+  const core = await coreInProcess();
+  h.log("in-process: the plugin's hooks");
+  const plug = pluginInProcess();
+  const runs = [];
+  for (const [label, o] of [
+    ["no guard", { loopDetection: false, plugin: false }],
+    ["core guard", { loopDetection: true, plugin: false }],
+    ["loopguard plugin", { loopDetection: false, plugin: true }],
+  ]) {
+    h.log(`gateway: ${label}`);
+    runs.push(await gatewayRun(label, o));
+  }
+  const none = runs[0];
+  const rows = [
+    ["", "per tool call p50 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", "gateway RSS (MiB)", "Δ RSS vs no guard (MiB)"],
+    ...runs.map((r) => [
+      r.label,
+      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.5)) : r.label === "core guard" ? `${fmt(q(core, 0.5))}*` : "–",
+      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.99)) : r.label === "core guard" ? `${fmt(q(core, 0.99))}*` : "–",
+      fmt(q(r.gaps, 0.5), 1),
+      fmt(q(r.gaps, 0.99), 1),
+      fmt(r.mem.rssMiB, 0),
+      r === none ? "–" : fmt(r.mem.rssMiB - none.mem.rssMiB, 0),
+    ]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+  const out = [
+    `OpenClaw ${JSON.parse(fs.readFileSync(path.join(h.OPENCLAW_DIR, "package.json"), "utf8")).version}, Node ${process.version}, ${CALLS} exec calls per turn, plugin compat ${plug.compat}`,
+    line(rows[0]),
+    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+    ...rows.slice(1).map(line),
+    "",
+    `in-process, same workload (${IN_PROCESS_N - 1000} calls after 1000 warm-up, 50 sessions):`,
+    `  core guard functions (2026.9.6 dist/, detect + record + outcome): p50 ${fmt(q(core, 0.5))} ms, p99 ${fmt(q(core, 0.99))} ms`,
+    `  plugin hooks (before + middleware + after, worker round trips):     p50 ${fmt(q(plug.times, 0.5))} ms, p99 ${fmt(q(plug.times, 0.99))} ms`,
+    `  plugin footprint in a fresh Node process: RSS ${fmt(plug.rssBeforeMiB, 0)} → ${fmt(plug.rssAfterMiB, 0)} MiB (+${fmt(plug.rssAfterMiB - plug.rssBeforeMiB, 1)} MiB; the policy's linear memory ${fmt(plug.policyMemoryBytes / 1048576, 1)} MiB)`,
+    "* the core guard's per-call figure is its detector functions timed in-process (they run inside the gateway's tool wrapper, where no hook can time them).",
+    "e2e step = the gap between consecutive model requests in the turn (fake model answer + tool run + all hooks + gateway overhead).",
+  ].join("\n");
+  console.log(out);
+  if (JSON_OUT) {
+    fs.writeFileSync(JSON_OUT, JSON.stringify({ calls: CALLS, core: { p50: q(core, 0.5), p99: q(core, 0.99) }, pluginInProcess: { p50: q(plug.times, 0.5), p99: q(plug.times, 0.99), rssBeforeMiB: plug.rssBeforeMiB, rssAfterMiB: plug.rssAfterMiB }, runs: runs.map((r) => ({ label: r.label, wallMs: r.wallMs, stepP50: q(r.gaps, 0.5), stepP99: q(r.gaps, 0.99), inHookP50: q(r.inHook, 0.5), inHookP99: q(r.inHook, 0.99), mem: r.mem })) }, null, 2));
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e?.stack ?? e);
+    process.exit(1);
+  },
+);
