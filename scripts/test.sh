@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
-# Installs the tools (scripts/setup.sh), then runs every test of the workspace: unit tests,
-# golden traces through the host library, the CLI and the wasmtime CLI, and component checks.
-# Extra arguments go to `cargo test`.
+# Installs the tools (scripts/setup.sh), then runs every test:
+#   1. Rust: the workspace's unit and integration tests (guest, host and CLI, transcripts, the
+#      cross-implementation tests in tests/), then the guest's tests again on wasm32-wasip2 under
+#      the wasmtime CLI (the component's own code paths);
+#   2. the release build (scripts/dist.sh: the policy built twice and compared, the CLI, the npm
+#      tarball, the wheel, the plugin, the crates) and the install tests on it, as a user would
+#      (tests/install: empty directories, no Rust on the PATH);
+#   3. the packages: Node (on Node 20 and 24), Python (the built wheel), the OpenClaw plugin;
+#   4. parity: the Rust host, the wasmtime CLI, Node and Python give byte-identical decisions;
+#   5. the oracle: loopguard against the published OpenClaw packages on random traces
+#      (`openclaw-2026.9` vs 2026.9.6, `documented` vs 2026.7.35);
+#   6. end to end in the real OpenClaw 2026.9.6 gateway (tests/e2e);
+#   7. a short fuzz run of every target.
+# Extra arguments go to `cargo test`. Each stage's runner prints its own summary line.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,39 +20,48 @@ cd "$ROOT"
 # shellcheck source=setup.sh
 . "$ROOT/scripts/setup.sh"
 export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
+stage() { echo "test: $*" >&2; }
 
-echo "test: cargo test --workspace $*" >&2
-cargo test --workspace "$@"
+stage "cargo test --workspace $*"
+cargo test --workspace --exclude loopguard-python "$@"
 
-# The guest's unit tests once more on the target the gateways run: wasm32-wasip2 with SIMD,
-# under the wasmtime CLI. The component has code of its own there (vector string scans, SIMD
-# blake3, fixed-size copies), which the native run above does not execute.
-echo "test: cargo test -p loopguard-policy --lib --target wasm32-wasip2 (under wasmtime run)" >&2
-CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run" cargo test -p loopguard-policy --lib --target wasm32-wasip2
+stage "cargo test -p loopguard-policy --target wasm32-wasip2 (under wasmtime run)"
+CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run" cargo test -p loopguard-policy --target wasm32-wasip2 --lib --tests
 
-# Non-Rust gateways (examples/node-gateway, examples/python-gateway) load the .wasm that
-# cargo just built (host/build.rs -> target/policy/…/loopguard_policy.wasm); then the parity
-# test holds the Rust host, the wasmtime CLI, Node and Python to byte-identical decisions.
-NODE_GW="$ROOT/examples/node-gateway"
-if [ -f "$NODE_GW/node_modules/.package-lock.json" ] &&
-    ! [ "$NODE_GW/package-lock.json" -nt "$NODE_GW/node_modules/.package-lock.json" ]; then
-    echo "test: examples/node-gateway/node_modules is up to date" >&2
-else
-    echo "test: npm ci (examples/node-gateway)" >&2
-    (cd "$NODE_GW" && npm ci --no-audit --no-fund --loglevel=error)
+stage "scripts/dist.sh (every release artifact, into dist/)"
+bash "$ROOT/scripts/dist.sh"
+
+stage "tests/install/run.sh (the packages in dist/, installed as a user would)"
+bash "$ROOT/tests/install/run.sh" "$ROOT/dist"
+
+stage "packages/node: node --test (Node 20, then Node 24)"
+(cd packages/node && node --test --test-reporter=spec test/)
+(cd packages/node && "$NODE24_BIN/node" --test test/)
+
+stage "packages/python: pytest on the built wheel"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps dist/loopguard-*.whl
+.venv/bin/python -m pytest -q packages/python/tests
+
+if [ -f packages/openclaw-plugin/package.json ]; then
+    stage "packages/openclaw-plugin: node --test (Node 24)"
+    (cd packages/openclaw-plugin && PATH="$NODE24_BIN:$PATH" npm ci --no-audit --no-fund --loglevel=error &&
+        "$NODE24_BIN/node" --test test/)
 fi
-echo "test: jco transpile (skipped when generated/ matches the .wasm)" >&2
-(cd "$NODE_GW" && node transpile.mjs)
-echo "test: node --test (examples/node-gateway)" >&2
-(cd "$NODE_GW" && node --test --test-reporter=spec test/)
-echo "test: pytest examples/python-gateway" >&2
-"$ROOT/.venv/bin/python" -m pytest -q "$ROOT/examples/python-gateway/tests"
-echo "test: parity (Rust host, wasmtime CLI, Node, Python on every example trace)" >&2
-"$ROOT/.venv/bin/python" -m pytest -q -rA "$ROOT/tests/parity"
-# A short fuzz run of every target (scripts/fuzz.sh: build once, then N seconds per target);
-# FUZZ_SECONDS=0 skips it (e.g. for a quick local run).
+
+stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
+(cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
+.venv/bin/python -m pytest -q -rA tests/parity
+
+stage "the OpenClaw oracle (tests/oracle/differential.mjs, short run, the CLI as replayer)"
+"$NODE24_BIN/node" tests/oracle/differential.mjs --replayer "$ROOT/target/debug/loopguard replay --config {config} {trace}"
+
+stage "end to end in the real OpenClaw gateway (tests/e2e/run.sh)"
+bash tests/e2e/run.sh
+
+# FUZZ_SECONDS=0 skips the fuzz run (e.g. for a quick local run).
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
-    echo "test: scripts/fuzz.sh $FUZZ_SECONDS" >&2
+    stage "scripts/fuzz.sh $FUZZ_SECONDS"
     bash "$ROOT/scripts/fuzz.sh" "$FUZZ_SECONDS"
 fi
+stage "all stages passed"

@@ -39,6 +39,6 @@ fn main() {
     let mut gw = Gateway::new(Config::parse(group_cfg).expect("group config"));
     gw.apply_events(EXTRA, 1).expect("extra events");
     std::fs::write(out.join("v2-bot-group.bin"), gw.export_state()).expect("write");
-    std::fs::write(out.join("v2-empty.bin"), Gateway::new(Config::default()).export_state()).expect("write");
+    std::fs::write(out.join("v2-empty.bin"), Gateway::new(Config::parse("{}").expect("defaults")).export_state()).expect("write");
     println!("snapshot seeds written to {}", out.display());
 }
