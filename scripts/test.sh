@@ -26,7 +26,8 @@ stage "cargo test --workspace $*"
 cargo test --workspace --exclude loopguard-python "$@"
 
 stage "cargo test -p loopguard-policy --target wasm32-wasip2 (under wasmtime run)"
-CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run" cargo test -p loopguard-policy --target wasm32-wasip2 --lib --tests
+# The integration tests read example traces and oracle cases: the checkout is preopened at its own path.
+CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run --dir=$ROOT" cargo test -p loopguard-policy --target wasm32-wasip2 --lib --tests
 
 stage "scripts/dist.sh (every release artifact, into dist/)"
 bash "$ROOT/scripts/dist.sh"
