@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Replay and import benchmarks, side by side in one run, with the command behind every figure.
 
+Figures are wall times (medians); the CPU seconds (user + sys of all threads) beside them show
+how much of a wall time was waiting for a core that other work held.
+
     python3 scripts/bench-replay.py [--runs N] [--events N] [--seeds N] [--ts-runs N] [--skip-ts] [--skip-import]
 
 Paired, alternating runs (A B, B A, A B, ...) so that load that comes and goes hits both sides
@@ -32,6 +35,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -87,10 +91,23 @@ def gen_interleaved(node, path, config, mix, events, seeds, first_seed):
     return len(merged)
 
 
+CPU = {}  # command -> CPU seconds (user + sys) of each run
+
+
 def timed(cmd, stdout=subprocess.DEVNULL):
+    """Wall seconds of one run; its CPU seconds (user + sys, all threads) go to CPU[cmd]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run([str(c) for c in cmd], check=True, stdout=stdout, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.setdefault(sh(cmd), []).append(cpu)
+    return wall
+
+
+def cpu(cmd):
+    return statistics.median(CPU.get(sh(cmd), [float("nan")]))
 
 
 def paired(a, b, runs):
@@ -165,16 +182,16 @@ def main():
         n = traces[mix][2]
         a, b = cli(base, mix), cli(new, mix, "--jobs", "1")
         ta, tb, r = paired(a, b, args.runs)
-        rows.append((f"{mix}: previous release 0.2.0", f"{ta:.3f} s ({n / ta / 1e3:.0f}k ev/s)", sh(a)))
-        rows.append((f"{mix}: this release --jobs 1", f"{tb:.3f} s ({n / tb / 1e3:.0f}k ev/s)", sh(b)))
+        rows.append((f"{mix}: previous release 0.2.0", f"{ta:.3f} s ({n / ta / 1e3:.0f}k ev/s), CPU {cpu(a):.2f} s", sh(a)))
+        rows.append((f"{mix}: this release --jobs 1", f"{tb:.3f} s ({n / tb / 1e3:.0f}k ev/s), CPU {cpu(b):.2f} s", sh(b)))
         rows.append((f"{mix}: 0.2.0 / new --jobs 1 (>= 1 = not slower)", f"{r:.2f}x", "paired, median of ratios"))
         print(rows[-3:], flush=True)
 
     n = traces["tool"][2]
     a, b = cli(new, "tool", "--jobs", "1"), cli(new, "tool", "--jobs", "2")
     ta, tb, r = paired(a, b, args.runs)
-    rows.append(("tool: --jobs 1", f"{ta:.3f} s", sh(a)))
-    rows.append(("tool: --jobs 2", f"{tb:.3f} s", sh(b)))
+    rows.append(("tool: --jobs 1", f"{ta:.3f} s, CPU {cpu(a):.2f} s", sh(a)))
+    rows.append(("tool: --jobs 2", f"{tb:.3f} s, CPU {cpu(b):.2f} s (all threads)", sh(b)))
     rows.append(("tool: --jobs 1 / --jobs 2 (target >= 1.8)", f"{r:.2f}x", f"identical output: {same_output(a, b)}"))
     print(rows[-3:], flush=True)
 
