@@ -186,9 +186,11 @@ fn transcripts_command(t: super::Transcripts) -> anyhow::Result<Exit> {
         Some(base) if !t.set.is_empty() => Some(loopguard_transcripts::apply_overrides(&base, &t.set)?),
         other => other,
     };
-    let policy = load(t.policy.policy.clone(), &options)?;
+    // `--trace` replays nothing: no policy to load.
+    let policy = if t.trace { None } else { Some(load(t.policy.policy.clone(), &options)?) };
     // Refused configs are named by their file, as `replay` names them.
     let check = |text: &str, path: Option<&Path>| -> anyhow::Result<()> {
+        let Some(policy) = &policy else { return Ok(()) };
         match (policy.gateway(text), path) {
             (Err(e), Some(path)) => Err(in_file(e, path)),
             (Err(e), None) => Err(anyhow::Error::new(e).context("the config with --set")),
@@ -208,7 +210,7 @@ fn transcripts_command(t: super::Transcripts) -> anyhow::Result<Exit> {
     };
     let run = Transcripts {
         paths: &t.paths,
-        policy: &policy,
+        policy: policy.as_ref(),
         config: &config,
         other: other.as_deref(),
         output,

@@ -49,8 +49,8 @@ pub enum Output {
 pub struct Transcripts<'a> {
     /// State directories, agent stores, JSONL transcripts (or directories of them), trajectory exports.
     pub paths: &'a [PathBuf],
-    /// The policy to replay on.
-    pub policy: &'a Policy,
+    /// The policy to replay on (not needed for [`Output::Trace`]).
+    pub policy: Option<&'a Policy>,
     /// The config (JSON or JSON5).
     pub config: &'a str,
     /// A second config for a what-if comparison.
@@ -107,7 +107,11 @@ impl Transcripts<'_> {
         for _ in 0..workers {
             let mut mine = Vec::new();
             for config in &configs {
-                mine.push(SwappableGateway::new(self.policy.clone(), config, self.supervision)?);
+                let policy = self.policy.ok_or_else(|| Error::Load {
+                    path: "<none>".into(),
+                    reason: "a report replays the transcripts: it needs a policy".into(),
+                })?;
+                mine.push(SwappableGateway::new(policy.clone(), config, self.supervision)?);
             }
             gateways.push(mine);
         }
@@ -181,7 +185,7 @@ impl Transcripts<'_> {
             return 1;
         }
         let keys: HashSet<&str> = sessions.iter().map(|s| s.session_key.as_str()).collect();
-        if configs.iter().all(|c| keeps_sessions(self.policy, c, keys.len())) {
+        if configs.iter().all(|c| self.policy.is_some_and(|p| keeps_sessions(p, c, keys.len()))) {
             workers
         } else {
             1
