@@ -24,15 +24,17 @@
 //!   on a scratch instance (checking does not depend on state), which names exactly the line and
 //!   reason one worker would have named.
 
+mod read;
 mod route;
 mod work;
 
 use std::io::{BufRead, Write};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::replay;
 use crate::swap::{Health, Supervision, SwappableGateway};
+use read::{input_error, Chunks};
 use route::Route;
 use work::{Chunk, Job, Pool};
 
@@ -87,7 +89,8 @@ pub fn stream(
         let result = replay::stream(&mut sink, trace, out, replay::DEFAULT_CHUNK_BYTES);
         return finish(&gateways, result, None);
     }
-    let mut run = Run { policy, config, supervision, known_sessions: 0, sessions: Default::default() };
+    let mut run =
+        Run { policy, config, supervision, known_sessions: 0, sessions: Default::default(), merged: String::new() };
     let outcome = std::thread::scope(|scope| {
         let pool = Pool::start(scope, &gateways);
         let outcome = run.parallel(&pool, trace, out);
@@ -145,45 +148,8 @@ struct Run<'a> {
     known_sessions: usize,
     /// Distinct sessions seen so far.
     sessions: std::collections::HashSet<Box<str>>,
-}
-
-/// One chunk read from the trace, and why reading stopped after it.
-struct Read {
-    text: String,
-    lines: u64,
-    /// An error met while reading (returned once the chunks before it are written; the chunk
-    /// itself is then never applied, as one worker never applies it).
-    error: Option<Error>,
-}
-
-fn input_error(line: u64, reason: &str) -> Error {
-    Error::Policy { kind: ErrorKind::Input, path: format!("line {line}"), reason: reason.into() }
-}
-
-/// Reads whole lines until the chunk reaches `chunk_bytes` (as [`replay::stream`] does), and
-/// checks the UTF-8 once for the whole chunk.
-fn read_chunk(trace: &mut dyn BufRead, first_line: u64, chunk_bytes: usize) -> Read {
-    let mut text = Vec::with_capacity(chunk_bytes + 1024);
-    let mut lines = 0;
-    let mut error = loop {
-        match trace.read_until(b'\n', &mut text) {
-            Ok(0) => break None,
-            Ok(_) => {}
-            Err(source) => break Some(Error::Io { what: "reading the trace".into(), source }),
-        }
-        lines += 1;
-        if text.len() >= chunk_bytes {
-            break None;
-        }
-    };
-    let text = String::from_utf8(text).unwrap_or_else(|e| {
-        // The first bad line comes before anything read after it, an I/O error included.
-        let bad = e.utf8_error().valid_up_to();
-        let line = first_line + e.as_bytes()[..bad].iter().filter(|b| **b == b'\n').count() as u64;
-        error = Some(input_error(line, "is not valid UTF-8; traces are UTF-8 JSON Lines"));
-        String::new()
-    });
-    Read { text, lines, error }
+    /// The merged decisions of a chunk (one buffer for all).
+    merged: String,
 }
 
 fn line_number(line: u64) -> Result<u32> {
@@ -195,38 +161,40 @@ impl Run<'_> {
         let workers = pool.len();
         let mut first_line: u64 = 1;
         let mut pending = std::collections::VecDeque::new();
+        let mut chunks = Chunks::new(trace);
+        let mut drain =
+            |run: &mut Self, pending: &mut std::collections::VecDeque<Job>, keep: usize, chunks: &mut Chunks| {
+                while pending.len() > keep {
+                    if let Some(job) = pending.pop_front() {
+                        if let Some(text) = run.collect(pool, job, out)? {
+                            chunks.recycle(text);
+                        }
+                    }
+                }
+                Ok::<(), Error>(())
+            };
         loop {
-            let chunk = read_chunk(trace, first_line, replay::DEFAULT_CHUNK_BYTES);
+            let chunk = chunks.next(first_line, replay::DEFAULT_CHUNK_BYTES);
             // One worker reads a bad line before it applies the chunk it is in: that chunk is
             // never applied, and the chunks before it decide first.
             if let Some(e) = chunk.error {
-                while let Some(job) = pending.pop_front() {
-                    self.collect(pool, job, out)?;
-                }
+                drain(self, &mut pending, 0, &mut chunks)?;
                 return Err(e);
             }
             let full = chunk.text.len() >= replay::DEFAULT_CHUNK_BYTES;
             if !chunk.text.is_empty() {
                 let number = line_number(first_line)?;
                 let Some(routed) = self.split(chunk.text, number, workers) else {
-                    while let Some(job) = pending.pop_front() {
-                        self.collect(pool, job, out)?;
-                    }
+                    drain(self, &mut pending, 0, &mut chunks)?;
                     // Read again: the chunk is whole lines, as one gateway will read it.
                     return Ok(Parallel::Single { first_line });
                 };
                 pending.push_back(pool.send(routed));
-                while pending.len() > work::IN_FLIGHT {
-                    if let Some(job) = pending.pop_front() {
-                        self.collect(pool, job, out)?;
-                    }
-                }
+                drain(self, &mut pending, work::IN_FLIGHT, &mut chunks)?;
             }
             first_line += chunk.lines;
             if !full {
-                while let Some(job) = pending.pop_front() {
-                    self.collect(pool, job, out)?;
-                }
+                drain(self, &mut pending, 0, &mut chunks)?;
                 out.flush().map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
                 return Ok(Parallel::Done(first_line - 1));
             }
@@ -237,9 +205,11 @@ impl Run<'_> {
     fn split(&mut self, text: String, first_line: u32, workers: usize) -> Option<Chunk> {
         let lines = text.len() / 128 + 16;
         let (mut ends, mut owners) = (Vec::with_capacity(lines), Vec::with_capacity(lines));
-        let mut end = 0;
-        for line in text.split_inclusive('\n') {
-            end += line.len();
+        let mut start = 0;
+        while start < text.len() {
+            let end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i + 1);
+            let line = &text[start..end];
+            start = end;
             let body = line.strip_suffix('\n').unwrap_or(line);
             let owner = match route::route(body) {
                 Route::Ambiguous => return None,
@@ -267,14 +237,17 @@ impl Run<'_> {
         Some(Chunk { text, first_line, ends, owners })
     }
 
-    /// Waits for every part of `job`, then writes its decisions or returns its error.
-    fn collect(&self, pool: &Pool, job: Job, out: &mut dyn Write) -> Result<()> {
+    /// Waits for every part of `job`, then writes its decisions or returns its error. Gives the
+    /// chunk's buffer back when no worker holds it any more.
+    fn collect(&mut self, pool: &Pool, job: Job, out: &mut dyn Write) -> Result<Option<String>> {
         let (decided, errors) = pool.collect(&job);
         if !errors.is_empty() {
             return Err(self.chunk_error(&job, errors));
         }
-        let merged = work::merge(&decided);
-        out.write_all(merged.as_bytes()).map_err(|source| Error::Io { what: "writing the decisions".into(), source })
+        work::merge(&decided, &mut self.merged);
+        out.write_all(self.merged.as_bytes())
+            .map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
+        Ok(std::sync::Arc::try_unwrap(job.chunk).ok().map(|c| c.text))
     }
 
     /// The error one worker would have met on this chunk: a bad line found by checking the whole

@@ -32,10 +32,10 @@ pub(super) const NOBODY: u8 = u8::MAX;
 pub(super) const MAX_WORKERS: usize = 64;
 
 impl Chunk {
-    /// Worker `me`'s part: its lines, every other line left empty so that the policy numbers the
-    /// lines as the trace does.
-    fn part(&self, me: u8) -> String {
-        let mut out = String::with_capacity(self.text.len() / 2 + self.owners.len());
+    /// Worker `me`'s part, into `out`: its lines, every other line left empty so that the policy
+    /// numbers the lines as the trace does.
+    fn part(&self, me: u8, out: &mut String) {
+        out.clear();
         let mut start = 0;
         for (end, owner) in self.ends.iter().zip(&self.owners) {
             let end = *end as usize;
@@ -46,7 +46,6 @@ impl Chunk {
             }
             start = end;
         }
-        out
     }
 }
 
@@ -83,9 +82,9 @@ fn number(decision: &str) -> Option<u32> {
     rest[..digits].parse().ok()
 }
 
-/// The decisions of every worker's part of a chunk, in trace-line order.
-pub(super) fn merge(parts: &[Decided]) -> String {
-    let mut out = String::with_capacity(parts.iter().map(|p| p.text.len()).sum());
+/// The decisions of every worker's part of a chunk, in trace-line order, into `out`.
+pub(super) fn merge(parts: &[Decided], out: &mut String) {
+    out.clear();
     let mut next: Vec<(usize, usize)> = vec![(0, 0); parts.len()]; // (index position, byte offset)
     loop {
         let mut best: Option<(u32, usize)> = None;
@@ -96,7 +95,7 @@ pub(super) fn merge(parts: &[Decided]) -> String {
                 }
             }
         }
-        let Some((line, w)) = best else { return out };
+        let Some((line, w)) = best else { return };
         // Every decision of this worker for the same line (a line has one, but keep them together).
         let p = &parts[w];
         let (mut i, start) = next[w];
@@ -129,11 +128,16 @@ impl Pool {
             let (result_tx, result_rx) = channel();
             let stop = stop.clone();
             scope.spawn(move || {
+                let mut part = String::new();
                 for chunk in part_rx {
                     if stop.load(Ordering::Acquire) {
                         return;
                     }
-                    let decided = gateway.apply_events(&chunk.part(me), chunk.first_line).map(Decided::new);
+                    chunk.part(me, &mut part);
+                    let first_line = chunk.first_line;
+                    // The chunk's buffer goes back to the reader as soon as every worker is done.
+                    drop(chunk);
+                    let decided = gateway.apply_events(&part, first_line).map(Decided::new);
                     if result_tx.send(decided).is_err() {
                         return;
                     }
@@ -199,9 +203,11 @@ mod tests {
     fn merge_orders_decisions_by_line() {
         let a = Decided::new("{\"line\":1,\"a\":1}\n{\"line\":4,\"a\":4}\n".into());
         let b = Decided::new("{\"line\":2,\"b\":2}\n{\"line\":3,\"b\":3}\n{\"line\":9,\"b\":9}\n".into());
-        let merged = merge(&[a, b]);
+        let mut merged = String::from("stale");
+        merge(&[a, b], &mut merged);
         let lines: Vec<u32> = merged.lines().filter_map(number).collect();
         assert_eq!(lines, [1, 2, 3, 4, 9]);
-        assert_eq!(merge(&[Decided::new(String::new())]), "");
+        merge(&[Decided::new(String::new())], &mut merged);
+        assert_eq!(merged, "");
     }
 }
