@@ -152,14 +152,19 @@ impl<'a> Json<'a> {
 
 /// Sorts members by key and keeps the last of each run of equal keys (`JSON.parse` semantics).
 pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
-    // A stable sort keeps duplicates in document order; then the last of each run wins.
-    members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-    let mut kept: Vec<(Str<'_>, Json<'_>)> = Vec::with_capacity(members.len());
-    for m in members.drain(..) {
-        match kept.last_mut() {
-            Some(last) if last.0 == m.0 => *last = m,
-            _ => kept.push(m),
-        }
+    // Objects written by a sorted serializer, and every object of fewer than two members, are
+    // in order with unique keys already: nothing to move.
+    if members.windows(2).all(|w| cmp_utf16(&w[0].0, &w[1].0) == std::cmp::Ordering::Less) {
+        return;
     }
-    *members = kept;
+    // A stable sort keeps duplicates in document order; then the last of each run wins (it is
+    // swapped into the kept slot before the earlier one is dropped).
+    members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+    members.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
 }
