@@ -5,9 +5,12 @@
 //! read in large blocks straight into the chunk's buffer, cut at that line end, and the bytes
 //! after it start the next chunk: the same chunks, one copy fewer, and buffers reused.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read as _};
 
 use crate::error::{Error, ErrorKind};
+
+/// Bytes asked of the reader at a time.
+const BLOCK: u64 = 1 << 20;
 
 /// One chunk and why reading stopped after it.
 pub(super) struct Read {
@@ -66,14 +69,10 @@ impl<'a> Chunks<'a> {
             if self.eof {
                 break None;
             }
-            match self.trace.fill_buf() {
-                Ok([]) => self.eof = true,
-                Ok(block) => {
-                    text.extend_from_slice(block);
-                    let n = block.len();
-                    self.trace.consume(n);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // Straight into the chunk: a reader whose buffer is empty hands a large read through.
+            match (&mut *self.trace).take(BLOCK).read_to_end(&mut text) {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
                 Err(source) => {
                     error = Some(Error::Io { what: "reading the trace".into(), source });
                     break None;
