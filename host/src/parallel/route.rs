@@ -150,13 +150,30 @@ impl<'a> Scan<'a> {
     }
 
     /// Skips one value. Exact for valid JSON, which is all that matters: the policy refuses the rest.
-    /// In valid JSON the other kind of bracket never unbalances this one, so a container is
-    /// skipped by counting its own brackets only, outside strings.
     fn skip_value(&mut self) -> Option<()> {
-        let (open, close) = match self.peek()? {
-            b'"' => return self.skip_string(),
-            b'{' => (b'{', b'}'),
-            b'[' => (b'[', b']'),
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.skip_string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
             _ => {
                 let start = self.i;
                 while let Some(c) = self.peek() {
@@ -165,28 +182,8 @@ impl<'a> Scan<'a> {
                     }
                     self.i += 1;
                 }
-                return (self.i > start).then_some(());
+                (self.i > start).then_some(())
             }
-        };
-        let mut depth = 0usize;
-        loop {
-            let at = memchr::memchr3(b'"', open, close, self.b.get(self.i..)?)?;
-            self.i += at;
-            match self.b[self.i] {
-                b'"' => {
-                    self.skip_string()?;
-                    continue;
-                }
-                c if c == open => depth += 1,
-                _ => {
-                    depth -= 1;
-                    if depth == 0 {
-                        self.i += 1;
-                        return Some(());
-                    }
-                }
-            }
-            self.i += 1;
         }
     }
 
@@ -194,7 +191,7 @@ impl<'a> Scan<'a> {
         self.i += 1;
         loop {
             let rest = self.b.get(self.i..)?;
-            let at = memchr::memchr2(b'"', b'\\', rest)?;
+            let at = rest.iter().position(|c| *c == b'"' || *c == b'\\')?;
             self.i += at + 1;
             if rest[at] == b'"' {
                 return Some(());
@@ -207,9 +204,8 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.i;
-        // A raw control character makes the line invalid JSON (the policy refuses it), so only
-        // quotes and backslashes matter here.
-        self.i += memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
+        let special = |c: &u8| *c == b'"' || *c == b'\\' || *c < 0x20;
+        self.i += self.b[self.i..].iter().position(special)?;
         if self.peek() == Some(b'"') {
             self.i += 1;
             return Some(Cow::Borrowed(&self.src[start..self.i - 1]));
@@ -225,9 +221,10 @@ impl<'a> Scan<'a> {
                     self.i += 1;
                     self.escape(&mut out)?;
                 }
+                c if c < 0x20 => return None,
                 _ => {
                     let run = self.i;
-                    self.i += memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
+                    self.i += self.b[self.i..].iter().position(special)?;
                     out.push_str(&self.src[run..self.i]);
                 }
             }
