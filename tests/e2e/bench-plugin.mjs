@@ -2,7 +2,7 @@
 // What the loopguard plugin costs inside the gateway, beside OpenClaw's own guard. Not a test:
 // it prints a table (and, with --json FILE, writes the figures).
 //
-//   source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/bench-plugin.mjs [--calls 60] [--json out.json]
+//   source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/bench-plugin.mjs [--calls 60] [--repeat 2] [--json out.json]
 //
 // 1. The guard calls alone, in this process, same workload for both (N tool calls over 50
 //    sessions, arguments cycling so that nothing trips): OpenClaw 2026.9.6's own detector
@@ -27,8 +27,12 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const CALLS = Number(opt("--calls", 60));
+const REPEAT = Math.max(1, Math.min(5, Number(opt("--repeat", 2))));
 const JSON_OUT = opt("--json", null);
 const IN_PROCESS_N = 4000;
+/** Calls spaced like a gateway's (a tool call every few tens of ms): caches and JIT state go cold between them. */
+const GAPPED_N = 150;
+const GAP_MS = 40;
 
 const q = (arr, f) => {
   if (!arr.length) return NaN;
@@ -49,16 +53,22 @@ async function coreInProcess() {
     const { ToolSide } = await import(${JSON.stringify(path.join(h.REPO, "tests/oracle/lib/sides.mjs"))});
     const oc = new OpenClaw(${JSON.stringify(h.OPENCLAW_DIR)});
     const side = new ToolSide(await oc.tool(), { tools: { loopDetection: { enabled: true } } });
-    const times = [];
-    for (let i = 0; i < ${IN_PROCESS_N}; i += 1) {
+    const one = async (i) => {
       const c = (${workloadCall.toString()})(i);
       const ev = { kind: "tool_call", session: c.session, run: c.run, call_id: "c" + i, tool: c.tool, args: c.args };
       const t = performance.now();
       const v = await side.toolCall(ev, i + 1);
       if (v.action !== "block") side.toolResult({ ...ev, kind: "tool_result", result: (${RESULT.toString()})(i) });
-      times.push(performance.now() - t);
+      return performance.now() - t;
+    };
+    const times = [];
+    for (let i = 0; i < ${IN_PROCESS_N}; i += 1) times.push(await one(i));
+    const gapped = [];
+    for (let i = 0; i < ${GAPPED_N}; i += 1) {
+      await new Promise((r) => setTimeout(r, ${GAP_MS}));
+      gapped.push(await one(${IN_PROCESS_N} + i));
     }
-    process.stdout.write(JSON.stringify(times.slice(1000)));
+    process.stdout.write(JSON.stringify({ times: times.slice(1000), gapped }));
   `;
   const res = spawnSync(h.NODE, ["--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 64 << 20 });
   if (res.status !== 0) throw new Error(`core in-process bench failed: ${res.stderr.slice(-2000)}`);
@@ -74,18 +84,26 @@ function pluginInProcess() {
     const rss0 = rss();
     const { fakeGateway, reset } = await import(${JSON.stringify(path.join(p.PLUGIN_DIR, "test/helpers.mjs"))});
     const g = fakeGateway({ config: {} });
-    const times = [];
-    for (let i = 0; i < ${IN_PROCESS_N}; i += 1) {
+    const one = (i) => {
       const c = (${workloadCall.toString()})(i);
       const t = performance.now();
       g.toolCall({ session: c.session, run: c.run, tool: c.tool, params: c.args, result: (${RESULT.toString()})(i) });
-      times.push(performance.now() - t);
-    }
+      return performance.now() - t;
+    };
+    const times = [];
+    for (let i = 0; i < ${IN_PROCESS_N}; i += 1) times.push(one(i));
     globalThis.gc?.();
     const rss1 = rss();
+    const gapped = [];
+    for (let i = 0; i < ${GAPPED_N}; i += 1) {
+      await new Promise((r) => setTimeout(r, ${GAP_MS}));
+      gapped.push(one(${IN_PROCESS_N} + i));
+    }
     const stats = g.rt.client.call("stats").value;
+    const compat = g.rt.compat;
+    const isolation = g.rt.settings.isolation;
     reset();
-    process.stdout.write(JSON.stringify({ times: times.slice(1000), rssBeforeMiB: rss0, rssAfterMiB: rss1, policyMemoryBytes: stats.memoryBytes, compat: g.rt.compat }));
+    process.stdout.write(JSON.stringify({ times: times.slice(1000), gapped, rssBeforeMiB: rss0, rssAfterMiB: rss1, policyMemoryBytes: stats.memoryBytes, compat, isolation }));
   `;
   const res = spawnSync(h.NODE, ["--expose-gc", "--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 64 << 20 });
   if (res.status !== 0) throw new Error(`plugin in-process bench failed: ${res.stderr.slice(-2000)}`);
@@ -113,20 +131,25 @@ async function gatewayRun(label, { loopDetection, plugin }) {
       loopDetection,
       plugins: plugin ? [{ dir: p.PLUGIN_DIR, id: p.PLUGIN_ID, config: { decisionLog } }] : [],
     });
+    await h.sleep(3_000);
+    const memStart = procStatus(gw.pid);
     // a warm-up turn, then the measured one
     await h.runAgentTurn(gw, { sessionKey: "bench-warm", message: "[scenario:warmup] [session:bench-warm] warm up" });
     const t0 = Date.now();
     const res = await h.runAgentTurn(gw, { sessionKey: "bench", message: "[scenario:bench] [session:bench] run the commands" });
     const wallMs = Date.now() - t0;
     if (res.code !== 0) throw new Error(`${label}: the turn failed: ${res.stderr.slice(-1500)}`);
-    const mem = procStatus(gw.pid);
+    await h.sleep(3_000);
+    const mem = { ...procStatus(gw.pid), startRssMiB: memStart.rssMiB, threads: fs.readdirSync(`/proc/${gw.pid}/task`).length };
     const reqs = model.chatRequests("[session:bench]");
     const gaps = reqs.slice(1).map((r, i) => r.ts - reqs[i].ts);
     const ds = p.readDecisions(decisionLog, { pid: gw.pid }).filter((d) => d.event === "decision" && String(d.session).endsWith(":bench"));
     const byCall = new Map();
     for (const d of ds) byCall.set(d.callId, (byCall.get(d.callId) ?? 0) + d.ms);
     const inHook = [...byCall.values()];
-    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, mem };
+    const ready = p.readDecisions(decisionLog, { pid: gw.pid }).find((d) => d.event === "ready");
+    if (process.env.BENCH_DUMP) fs.writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ inHook, ready }, null, 1));
+    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, mem, ready };
   } finally {
     await gw?.stop();
     await model.stop();
@@ -140,44 +163,78 @@ async function main() {
     throw new Error("packages/openclaw-plugin/node_modules/loopguard is missing: run node scripts/pack.mjs there first");
   }
   h.log("in-process: the core's detector functions");
-  const core = await coreInProcess();
+  const { times: core, gapped: coreGapped } = await coreInProcess();
   h.log("in-process: the plugin's hooks");
   const plug = pluginInProcess();
-  const runs = [];
-  for (const [label, o] of [
+  const only = opt("--only", null);
+  const configs = [
     ["no guard", { loopDetection: false, plugin: false }],
     ["core guard", { loopDetection: true, plugin: false }],
     ["loopguard plugin", { loopDetection: false, plugin: true }],
-  ]) {
-    h.log(`gateway: ${label}`);
-    runs.push(await gatewayRun(label, o));
+  ].filter(([l]) => !only || l.includes(only));
+  // interleaved repeats (the gateway's own RSS varies by tens of MiB from run to run): the
+  // figures are medians over the repeats, the per-call samples pooled
+  const all = new Map(configs.map(([l]) => [l, []]));
+  for (let k = 0; k < REPEAT; k += 1) {
+    for (const [label, o] of configs) {
+      h.log(`gateway: ${label} (${k + 1}/${REPEAT})`);
+      all.get(label).push(await gatewayRun(label, o));
+    }
   }
+  const median = (xs) => q(xs, 0.5);
+  const runs = configs.map(([label]) => {
+    const rs = all.get(label);
+    return {
+      label,
+      calls: rs[0].calls,
+      wallMs: median(rs.map((r) => r.wallMs)),
+      gaps: rs.flatMap((r) => r.gaps),
+      inHook: rs.flatMap((r) => r.inHook),
+      mem: {
+        rssMiB: median(rs.map((r) => r.mem.rssMiB)),
+        hwmMiB: median(rs.map((r) => r.mem.hwmMiB)),
+        startRssMiB: median(rs.map((r) => r.mem.startRssMiB)),
+        threads: median(rs.map((r) => r.mem.threads)),
+        samples: rs.map((r) => Math.round(r.mem.rssMiB)),
+        growthMiB: median(rs.map((r) => r.mem.rssMiB - r.mem.startRssMiB)),
+        policyStartMiB: median(rs.map((r) => (r.ready ? r.ready.rssMiB - r.ready.rssAtStartMiB : NaN))),
+      },
+    };
+  });
   const none = runs[0];
   const rows = [
-    ["", "per tool call p50 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", "gateway RSS (MiB)", "Δ RSS vs no guard (MiB)"],
+    ["", "per tool call p50 (ms)", "p90 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", "gateway RSS after (MiB)", "Δ vs no guard (MiB)", "RSS samples", "threads"],
     ...runs.map((r) => [
       r.label,
-      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.5)) : r.label === "core guard" ? `${fmt(q(core, 0.5))}*` : "–",
-      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.99)) : r.label === "core guard" ? `${fmt(q(core, 0.99))}*` : "–",
+      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.5)) : r.label === "core guard" ? `${fmt(q(coreGapped, 0.5))}*` : "–",
+      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.9)) : r.label === "core guard" ? `${fmt(q(coreGapped, 0.9))}*` : "–",
+      r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.99)) : r.label === "core guard" ? `${fmt(q(coreGapped, 0.99))}*` : "–",
       fmt(q(r.gaps, 0.5), 1),
       fmt(q(r.gaps, 0.99), 1),
       fmt(r.mem.rssMiB, 0),
       r === none ? "–" : fmt(r.mem.rssMiB - none.mem.rssMiB, 0),
+      r.mem.samples.join(" "),
+      String(r.mem.threads),
     ]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
   const out = [
-    `OpenClaw ${JSON.parse(fs.readFileSync(path.join(h.OPENCLAW_DIR, "package.json"), "utf8")).version}, Node ${process.version}, ${CALLS} exec calls per turn, plugin compat ${plug.compat}`,
+    `OpenClaw ${JSON.parse(fs.readFileSync(path.join(h.OPENCLAW_DIR, "package.json"), "utf8")).version}, Node ${process.version}, ${CALLS} exec calls per turn, ${REPEAT} gateway run(s) per configuration (medians), plugin compat ${plug.compat}`,
     line(rows[0]),
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
     ...rows.slice(1).map(line),
+    `RSS growth from 3 s after start to after the turns: ${runs.map((r) => `${r.label} +${fmt(r.mem.growthMiB, 0)} MiB`).join(", ")}`,
+    ...runs.filter((r) => Number.isFinite(r.mem.policyStartMiB)).map((r) => `${r.label}: the gateway's RSS rose ${fmt(r.mem.policyStartMiB, 1)} MiB while the plugin created its policy instance (same process, at gateway_start)`),
     "",
     `in-process, same workload (${IN_PROCESS_N - 1000} calls after 1000 warm-up, 50 sessions):`,
     `  core guard functions (2026.9.6 dist/, detect + record + outcome): p50 ${fmt(q(core, 0.5))} ms, p99 ${fmt(q(core, 0.99))} ms`,
-    `  plugin hooks (before + middleware + after, worker round trips):     p50 ${fmt(q(plug.times, 0.5))} ms, p99 ${fmt(q(plug.times, 0.99))} ms`,
+    `  plugin hooks (before + middleware + after, isolation ${plug.isolation}):            p50 ${fmt(q(plug.times, 0.5))} ms, p99 ${fmt(q(plug.times, 0.99))} ms`,
+    `spaced ${GAP_MS} ms apart (${GAPPED_N} calls; a gateway's rhythm):`,
+    `  core guard functions: p50 ${fmt(q(coreGapped, 0.5))} ms, p90 ${fmt(q(coreGapped, 0.9))} ms, p99 ${fmt(q(coreGapped, 0.99))} ms`,
+    `  plugin hooks:         p50 ${fmt(q(plug.gapped, 0.5))} ms, p90 ${fmt(q(plug.gapped, 0.9))} ms, p99 ${fmt(q(plug.gapped, 0.99))} ms`,
     `  plugin footprint in a fresh Node process: RSS ${fmt(plug.rssBeforeMiB, 0)} → ${fmt(plug.rssAfterMiB, 0)} MiB (+${fmt(plug.rssAfterMiB - plug.rssBeforeMiB, 1)} MiB; the policy's linear memory ${fmt(plug.policyMemoryBytes / 1048576, 1)} MiB)`,
-    "* the core guard's per-call figure is its detector functions timed in-process (they run inside the gateway's tool wrapper, where no hook can time them).",
+    "* the core guard's per-call figure is its detector functions timed in-process, spaced like the gateway's calls (they run inside the gateway's tool wrapper, where no hook can time them); the plugin's is measured in its hooks inside the gateway (before_tool_call + after_tool_call).",
     "e2e step = the gap between consecutive model requests in the turn (fake model answer + tool run + all hooks + gateway overhead).",
   ].join("\n");
   console.log(out);

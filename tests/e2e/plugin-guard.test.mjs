@@ -76,10 +76,12 @@ function sessionView(key, marker) {
   return { events, calls: h.toolCallsOf(events), results: h.toolResultsOf(events), requests: model.chatRequests(marker) };
 }
 
-/** The config block of the README's operator path, plus test knobs (short budgets, the decision log). */
+/**
+ * The config block of the README's operator path, plus test knobs (short budgets, the decision
+ * log). No `policy`: the package's own policy, on the gateway thread (isolation auto → inline);
+ * the hot-swap scenario later adds a policy file (→ worker).
+ */
 const PLUGIN_CONFIG = () => ({
-  policy: policyFile,
-  policyWatchMs: 300,
   stateIntervalSeconds: 2,
   decisionLog,
   botIds: { telegram: ["222"] },
@@ -99,6 +101,11 @@ test("install from the packed tarball (npm-pack:), configure, and the gateway ru
     assert.ok(regs.length >= 2, `registrations in the gateway: ${regs.map((r) => r.mode)}`);
     // it runs from the npm install (and its per-registration captures), not from this repo
     assert.ok(regs.every((r) => r.rootDir?.startsWith(path.join(gw.stateDir, "npm"))), JSON.stringify(regs.map((r) => r.rootDir)));
+    // each registration imports its own capture copy, and `loopguard` resolves from that copy too
+    const inGateway = regs.filter((r) => r.pid === gw.pid);
+    h.log(`registrations: ${inGateway.map((r) => `${r.mode} ${r.module.replace(gw.stateDir, "$STATE")} → loopguard ${r.loopguardFromCopy?.replace(gw.stateDir, "$STATE") ?? r.loopguardFromCopyError}`).join("; ")}`);
+    assert.ok(inGateway.length >= 2 && inGateway.every((r) => r.module.includes("/plugin-captures/")), JSON.stringify(inGateway.map((r) => r.module)));
+    assert.ok(inGateway.every((r) => r.loopguardFromCopy), JSON.stringify(inGateway.map((r) => r.loopguardFromCopyError)));
     const info = await h.timed("inspect", () => h.inspectPlugin(gw, p.PLUGIN_ID));
     assert.equal(info.plugin?.status, "loaded", JSON.stringify(info).slice(0, 1500));
     const hooks = (info.typedHooks ?? []).map((x) => x.name).sort();
@@ -148,6 +155,7 @@ test("exec poll: the same note at the 11th call and the same block text at the 2
     assert.ok(later.every((r) => r.details.status === "blocked"), later.map((r) => r.details.status).join(","));
     const ds = p.toolDecisions(decisions(), `agent:main:${key}`);
     assert.equal(ds[0].compat, "openclaw-2026.9", "the profile of the running gateway's version");
+    assert.equal(decisions().find((d) => d.event === "ready")?.isolation, "inline", "the package's own policy runs on the gateway thread");
     assert.deepEqual(ds.filter((d) => d.notify).map((d) => [d.action, d.count]), [["warn", 10]]);
     p.writeBaseline("plugin-exec-poll.json", {
       producedBy: "tests/e2e/plugin-guard.test.mjs (exec poll, loopguard plugin, core guard off)",
@@ -280,6 +288,12 @@ test("the policy file replaced mid-turn: hot-swapped, and the counts continue (b
     const key = "lg-swap";
     const marker = `[session:${key}]`;
     const session = `agent:main:${key}`;
+    // the operator points the plugin at a policy file (a config change: rebuilt hot, counts kept,
+    // and now in the worker behind its deadline)
+    const readyBefore = decisions().filter((d) => d.event === "ready").length;
+    p.setPluginConfig(gw, { policy: policyFile, policyWatchMs: 300 });
+    const ready = await h.waitFor(() => decisions().filter((d) => d.event === "ready")[readyBefore], { timeoutMs: 60_000, what: "the rebuilt guard" });
+    assert.equal(ready.isolation, "worker");
     const turn = h.runAgentTurn(gw, { sessionKey: key, message: `[scenario:exec-poll-slow] ${marker} poll slowly` });
     await h.waitFor(() => p.toolDecisions(decisions(), session).length >= 5, { timeoutMs: 60_000, intervalMs: 100, what: "5 calls" });
     p.replaceFile(policyFile, p.HOSTILE_WASM);
@@ -322,5 +336,27 @@ test("a trapping policy: the gateway keeps answering, in fail mode open, then cl
     assert.equal(last.details.status, "blocked");
     assert.match(last.text, /^loopguard: the loop guard failed \(trap: .*\); this call is blocked because failMode is "closed"\.$/);
     assert.equal(model.chatRequests("[session:trap-closed]").at(-1).lastTool.text, last.text, "the model got the fail-closed text");
+  });
+});
+
+test("an invalid plugin config: the gateway refuses to start; `config validate` names the path", async () => {
+  await scenario("invalid config at start", async () => {
+    await gw.stop();
+    const cfg = gw.config;
+    cfg.plugins.entries.loopguard.config = { ...cfg.plugins.entries.loopguard.config, failMode: "sometimes" };
+    gw.writeConfig(cfg);
+    // `gateway run` by hand: it exits at once (no /readyz to wait for)
+    const entry = h.spawnTracked("gateway (invalid config)", h.NODE, [h.OPENCLAW_ENTRY, "gateway", "run", "--port", String(gw.port), "--bind", "loopback"], { env: gw.env, cwd: dirs.workspace, capture: true });
+    try {
+      await h.waitFor(() => entry.exited, { timeoutMs: 60_000, intervalMs: 250, what: "the gateway to refuse the config" });
+      const said = entry.stdout + entry.stderr;
+      assert.notEqual(entry.code, 0, said.slice(-2000));
+      assert.match(said, /config is invalid/i, said.slice(-2000));
+      h.log(`gateway start with an invalid plugin config: exit ${entry.code}: ${said.trim().split("\n").at(-1).slice(0, 200)}`);
+    } finally {
+      await h.stopProcess(entry);
+    }
+    const res = await gw.cli(["config", "validate", "--json"], { timeoutMs: 90_000 });
+    assert.match(res.stdout + res.stderr, /plugins\.entries\.loopguard\.config\.failMode/, (res.stdout + res.stderr).slice(-2000));
   });
 });

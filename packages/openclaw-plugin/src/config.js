@@ -24,6 +24,7 @@ export function resolveSettings(raw, { stateDir, openclawVersion } = {}) {
     policy: c.policy ? path.resolve(c.policy) : null,
     expectDigest: c.expectDigest ? String(c.expectDigest).toLowerCase() : null,
     failMode: c.failMode === 'closed' ? 'closed' : 'open',
+    isolation: c.isolation === 'inline' || c.isolation === 'worker' ? c.isolation : c.policy ? 'worker' : 'inline',
     callTimeoutMs: c.callTimeoutMs ?? 250,
     stateFile: path.resolve(c.stateFile ?? path.join(stateDir ?? '.', 'plugins', 'loopguard', 'state.bin')),
     stateIntervalMs: (c.stateIntervalSeconds ?? 30) * 1000,

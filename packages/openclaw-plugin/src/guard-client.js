@@ -12,6 +12,9 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 const STARTING = 0;
 const READY = 1;
 const FAILED = 2;
+/** How long a call spins before it sleeps, and the longest single sleep while it waits. */
+const SPIN_MS = Number(process.env.LG_SPIN_MS ?? 0.2);
+const WAIT_SLICE_MS = 5;
 /** After a failed start, the next attempt waits this long (a broken policy is not respawned per call). */
 const RESTART_BACKOFF_MS = 30_000;
 /** This many traps or timeouts within FAILURE_WINDOW_MS pause the policy for RESTART_BACKOFF_MS. */
@@ -51,7 +54,7 @@ export class GuardClient {
   start(snapshot = this.lastSnapshot) {
     if (this.worker) return;
     const gen = ++this.generation;
-    const signal = new Int32Array(new SharedArrayBuffer(8));
+    const signal = new Int32Array(new SharedArrayBuffer(16));
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(new URL(this.o.workerUrl), {
       workerData: {
@@ -64,6 +67,8 @@ export class GuardClient {
         port: port2,
       },
       transferList: [port2],
+      // not the gateway's own node flags (loaders, --input-type, …): the worker loads plain ESM
+      execArgv: [],
       stdout: false,
       stderr: false,
     });
@@ -152,19 +157,7 @@ export class GuardClient {
     }
     const id = (this.nextId % 0x7ffffff0) + 1;
     this.nextId = id;
-    this.port.postMessage({ id, op, args });
-    const deadline = performance.now() + this.o.callTimeoutMs;
-    let reply;
-    for (let spins = 0; spins < 1_000_000; spins += 1) {
-      const seen = Atomics.load(signal, 0);
-      if (seen === id) {
-        reply = receiveMessageOnPort(this.port)?.message;
-        if (reply) break;
-      }
-      const left = deadline - performance.now();
-      if (left <= 0) break;
-      Atomics.wait(signal, 0, seen, seen === id ? 1 : left);
-    }
+    const reply = this.#exchange(id, op, args, this.o.callTimeoutMs);
     if (!reply || reply.id !== id) {
       this.failures.timeouts += 1;
       this.o.log('error', `the policy did not answer ${op} within ${this.o.callTimeoutMs} ms: worker replaced`);
@@ -180,6 +173,34 @@ export class GuardClient {
     }
     this.failures.errors += 1;
     return { ok: false, reason: 'error', error: reply.error };
+  }
+
+  /**
+   * Posts one request and waits for its answer until `timeoutMs`: a short spin first (most
+   * answers take tens of µs, and a sleeping thread is slow to wake), then futex waits in short
+   * slices (a lost wake-up costs a slice, never the whole deadline).
+   */
+  #exchange(id, op, args, timeoutMs) {
+    const signal = this.signal;
+    const port = this.port;
+    port.postMessage({ id, op, args });
+    Atomics.store(signal, 2, id);
+    Atomics.notify(signal, 2);
+    const start = performance.now();
+    const deadline = start + timeoutMs;
+    for (let i = 0; i < 10_000_000; i += 1) {
+      const seen = Atomics.load(signal, 0);
+      if (seen === id) {
+        const m = receiveMessageOnPort(port)?.message;
+        if (m?.id === id) return m;
+        if (m) continue; // (a stale answer: skip it)
+      }
+      const now = performance.now();
+      if (now >= deadline) return null;
+      if (now - start < SPIN_MS) continue;
+      Atomics.wait(signal, 0, seen, Math.min(WAIT_SLICE_MS, deadline - now));
+    }
+    return null;
   }
 
   /** The state as a snapshot (kept as the restart point too), or null if the policy cannot give it. */
@@ -241,19 +262,8 @@ export class GuardClient {
     if (!this.worker || Atomics.load(this.signal, 1) !== READY) return null;
     const id = (this.nextId % 0x7ffffff0) + 1;
     this.nextId = id;
-    this.port.postMessage({ id, op, args: [] });
-    const deadline = performance.now() + timeoutMs;
-    for (let spins = 0; spins < 100_000; spins += 1) {
-      const seen = Atomics.load(this.signal, 0);
-      if (seen === id) {
-        const m = receiveMessageOnPort(this.port)?.message;
-        if (m) return m.ok ? m.value : null;
-      }
-      const left = deadline - performance.now();
-      if (left <= 0) return null;
-      Atomics.wait(this.signal, 0, seen, seen === id ? 1 : left);
-    }
-    return null;
+    const m = this.#exchange(id, op, [], timeoutMs);
+    return m?.ok ? m.value : null;
   }
 
   #terminate() {

@@ -6,13 +6,14 @@
 //
 // Protocol (guard-client.js is the other side):
 //   workerData   { loopguardUrl, policy, expectDigest, config, snapshot, signal, port }
-//   sync calls   the client posts {id, op, args} on `port`; the answer {id, ok, value|error}
-//                is posted on `port`, then signal[0] = id and a notify wakes the client, which
-//                reads it with receiveMessageOnPort (it never runs its event loop meanwhile)
+//   sync calls   the client posts {id, op, args} on `port` and sets signal[2] = id (a notify
+//                wakes this thread from Atomics.wait); the answer {id, ok, value|error} is
+//                posted on `port`, then signal[0] = id and a notify wakes the client; both sides
+//                read with receiveMessageOnPort (neither runs its event loop meanwhile)
 //   async ops    {id, op: 'swap'} over parentPort, answered over parentPort
 //   readiness    {id: 0, ready, policy | error} on `port`, then signal[1]: 1 ready or 2 failed
 //                (0 while starting)
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
 const { loopguardUrl, policy, expectDigest, config, snapshot, signal: signalBuffer, port } = workerData;
 const signal = new Int32Array(signalBuffer);
@@ -75,7 +76,7 @@ function answer(msg) {
   Atomics.notify(signal, 0);
 }
 
-port.on('message', (req) => {
+function handle(req) {
   if (guard === null) return answer({ id: req.id, ok: false, error: { kind: 'policy', path: 'worker', message: 'the policy is not loaded' } });
   const fn = OPS[req.op];
   if (!fn) return answer({ id: req.id, ok: false, error: { kind: 'input', path: 'op', message: `unknown op ${req.op}` } });
@@ -87,7 +88,30 @@ port.on('message', (req) => {
     const trap = e instanceof WebAssembly.RuntimeError || e?.cause instanceof WebAssembly.RuntimeError;
     answer({ id: req.id, ok: false, trap, error: errorOf(e) });
   }
-});
+}
+
+// The request loop: blocked in Atomics.wait on signal[2] (a futex: the fastest wake-up there is),
+// reading requests with receiveMessageOnPort. It hands the thread back to the event loop every
+// SERVE_SLICE_MS (or after IDLE_MS without a request) so that a hot swap's awaits and the
+// snapshot timer make progress.
+const SERVE_SLICE_MS = 50;
+const IDLE_MS = 10;
+let lastRequest = 0;
+
+function serve() {
+  const end = Date.now() + SERVE_SLICE_MS;
+  for (let i = 0; i < 1_000_000 && Date.now() < end; i += 1) {
+    let req = receiveMessageOnPort(port)?.message;
+    if (!req) {
+      if (Atomics.wait(signal, 2, lastRequest, IDLE_MS) === 'timed-out') break;
+      lastRequest = Atomics.load(signal, 2);
+      req = receiveMessageOnPort(port)?.message;
+      if (!req) continue;
+    }
+    handle(req);
+  }
+  setImmediate(serve);
+}
 
 parentPort.on('message', async (req) => {
   if (req.op !== 'swap') return;
@@ -130,6 +154,9 @@ function ready(msg, state) {
 }
 
 start().then(
-  (info) => ready({ ready: true, ...info }, 1),
+  (info) => {
+    ready({ ready: true, ...info }, 1);
+    serve();
+  },
   (e) => ready({ ready: false, error: errorOf(e) }, 2),
 );

@@ -50,6 +50,16 @@ export function locate(rootDir) {
   return { workerUrl, loopguardUrl };
 }
 
+/** Where this copy of the plugin runs from, and whether `loopguard` resolves from there (diagnostics). */
+function whereFrom() {
+  const module = import.meta.url;
+  try {
+    return { module, loopguardFromCopy: createRequire(module).resolve('loopguard') };
+  } catch (e) {
+    return { module, loopguardFromCopy: null, loopguardFromCopyError: String(e?.message ?? e).split('\n')[0] };
+  }
+}
+
 /** The Runtime for this registration's config: the current one, or a new one that takes over. */
 export function runtimeFor(api) {
   const shared = sharedState();
@@ -62,7 +72,12 @@ export function runtimeFor(api) {
   const openclawVersion = api.runtime?.version;
   const key = configKey(raw, { stateDir, openclawVersion });
   const old = shared.current;
-  if (old && old.key === key && !old.stopped) return old;
+  if (old && old.key === key && !old.stopped) {
+    // the newest registration's logger: OpenClaw retires older plugin instances, and calls into
+    // a retired instance's api are its calls still
+    if (api.logger) old.logger = api.logger;
+    return old;
+  }
   const settings = resolveSettings(raw, { stateDir, openclawVersion });
   const rt = new Runtime({ settings, raw, urls: locate(api.rootDir), logger: api.logger, key });
   if (old) {
@@ -113,7 +128,7 @@ export function register(api) {
   const shared = sharedState();
   shared.registrations += 1;
   const rt = runtimeFor(api);
-  rt.event({ event: 'registered', mode: api.registrationMode, source: api.source, rootDir: api.rootDir, openclaw: api.runtime?.version });
+  rt.event({ event: 'registered', mode: api.registrationMode, source: api.source, rootDir: api.rootDir, openclaw: api.runtime?.version, ...whereFrom() });
   const on = (hook, handler) => api.on(hook, handler);
   on('gateway_start', guarded('gateway_start', (rt) => rt.ensure()));
   on('before_tool_call', guarded('before_tool_call', (rt, e, c) => rt.beforeToolCall(e, c), toolFallback));

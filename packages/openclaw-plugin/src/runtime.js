@@ -7,6 +7,7 @@ import path from 'node:path';
 import { BoundedMap } from './bounded.js';
 import { policyDocument } from './config.js';
 import { GuardClient } from './guard-client.js';
+import { InlineClient } from './inline-client.js';
 
 /** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
 export const warningNote = (count) =>
@@ -56,6 +57,7 @@ export class Runtime {
   ensure(seed) {
     if (this.started || this.stopped) return;
     this.started = true;
+    this.rssAtStart = rssMiB();
     const s = this.settings;
     let snapshot = seed ?? null;
     if (!snapshot) snapshot = this.#readStateFile();
@@ -76,13 +78,14 @@ export class Runtime {
     };
     every(s.stateIntervalMs, () => this.save());
     if (s.policy) every(s.policyWatchMs, () => this.#checkPolicyFile());
-    this.log('info', `started (compat ${s.compat}, policy ${s.policy ?? 'the loopguard package default'}, state ${s.stateFile}, failMode ${s.failMode})`);
+    this.log('info', `started (compat ${s.compat}, policy ${s.policy ?? 'the loopguard package default'}, isolation ${s.isolation}, state ${s.stateFile}, failMode ${s.failMode})`);
   }
 
   #newClient(compat) {
     const s = this.settings;
     this.compat = compat;
-    this.client = new GuardClient({
+    const Client = s.isolation === 'worker' ? GuardClient : InlineClient;
+    this.client = new Client({
       workerUrl: this.urls.workerUrl,
       loopguardUrl: this.urls.loopguardUrl,
       // the bytes read at start (a restart reloads what ran, even if the file changed since);
@@ -94,7 +97,7 @@ export class Runtime {
       startTimeoutMs: START_TIMEOUT_MS,
       log: (level, msg, data) => this.log(level, msg, data),
       onReady: (info) =>
-        this.event({ event: 'ready', policy: info.policy, imported: info.imported, compat, importError: info.importError?.message }),
+        this.event({ event: 'ready', policy: info.policy, imported: info.imported, compat, isolation: s.isolation, importError: info.importError?.message, rssMiB: rssMiB(), rssAtStartMiB: this.rssAtStart }),
       onStartFailed: (error) => {
         this.event({ event: 'load-failed', error: error.message, path: error.path });
         // The default profile follows the gateway's version; a policy that does not know that
@@ -116,7 +119,9 @@ export class Runtime {
     let snapshot = null;
     if (this.started && this.client) {
       snapshot = this.client.snapshot() ?? this.client.lastSnapshot;
-      if (save) this.save(snapshot);
+      // only a runtime that decided something writes (a process that merely loaded the plugin
+      // must not overwrite the gateway's file)
+      if (save && this.dirty && snapshot) this.save(snapshot);
     }
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
@@ -261,8 +266,10 @@ export class Runtime {
       return { block: true, blockReason: aborted };
     }
     const call = { session, tool: String(event?.toolName ?? 'tool'), args: event?.params ?? {}, run, agent, callId };
+    const tp = performance.now();
     const r = this.#call('check', call);
     const ms = performance.now() - t0;
+    const policyMs = performance.now() - tp;
     if (!r.ok) {
       if (this.settings.failMode === 'closed') {
         if (callId) this.ourBlocks.set(callId, true);
@@ -275,7 +282,7 @@ export class Runtime {
     const v = r.value;
     this.dirty = true;
     this.counters.decisions += 1;
-    this.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policy: this.client.info?.policy?.version });
+    this.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policyMs, policy: this.client.info?.policy?.version });
     if (v.action === 'block') {
       if (callId) this.ourBlocks.set(callId, true);
       return { block: true, blockReason: v.message };
@@ -414,6 +421,8 @@ export class Runtime {
     this.endSession(event?.sessionKey ?? ctx?.sessionKey, event?.reason);
   }
 }
+
+const rssMiB = () => Math.round(process.memoryUsage.rss() / 104857.6) / 10;
 
 /** Our own side of a bot pair: the account the gateway speaks as. */
 const selfId = (account) => `self:${account}`;

@@ -118,7 +118,14 @@ export const configSchema = {
     policy: { type: 'string', minLength: 1, description: "A policy component (.wasm); default: the one in the loopguard package. Watched: a changed file is hot-swapped." },
     expectDigest: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'Refuse a policy file whose blake3 digest differs.' },
     failMode: { type: 'string', enum: ['open', 'closed'], default: 'open', description: 'When the policy fails: open lets the call run, closed blocks it.' },
-    callTimeoutMs: { type: 'integer', minimum: 1, maximum: 10000, default: 250, description: 'Deadline of one policy call; past it the policy is replaced and the call answered by failMode.' },
+    isolation: {
+      type: 'string',
+      enum: ['auto', 'inline', 'worker'],
+      default: 'auto',
+      description:
+        'Where the policy runs: "inline" on the gateway thread (fastest; a spinning policy cannot be stopped), "worker" in a worker thread behind callTimeoutMs. "auto": inline for the package\'s own policy, worker for a `policy` file.',
+    },
+    callTimeoutMs: { type: 'integer', minimum: 1, maximum: 10000, default: 250, description: 'Deadline of one policy call (isolation worker); past it the worker is replaced and the call answered by failMode.' },
     stateFile: { type: 'string', minLength: 1, description: 'Where the counts are saved (default: <state dir>/plugins/loopguard/state.bin).' },
     stateIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86400, default: 30, description: 'How often changed counts are saved (also at shutdown).' },
     policyWatchMs: { type: 'integer', minimum: 100, maximum: 600000, default: 2000, description: 'How often the policy file is checked for a change.' },

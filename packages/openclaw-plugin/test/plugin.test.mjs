@@ -175,19 +175,30 @@ test('enabled: false decides nothing', () => {
 });
 
 test('a trapping policy: the gateway goes on in its fail mode and the guard recovers with its counts', { skip: !fs.existsSync(HOSTILE) && 'build target/hostile-gateway (tests/e2e/README.md)' }, async () => {
-  for (const failMode of ['open', 'closed']) {
+  for (const [isolation, failMode] of [['worker', 'open'], ['worker', 'closed'], ['inline', 'closed']]) {
     reset();
-    const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode } });
-    for (let i = 0; i < 15; i += 1) assert.equal(g.toolCall({ run: 't' }).blocked, false);
-    // the worker's restart point is at most a second old: let it arrive
+    const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode, isolation } });
+    await waitFor(() => (g.rt.ensure(), g.rt.client.ready || (g.rt.client.call('ping'), g.rt.client.ready)));
+    for (let i = 0; i < 15; i += 1) assert.equal(g.toolCall({ run: 't' }).blocked, false, `${isolation} call ${i + 1}`);
+    // the restart point is at most a second old: let it be taken
     await new Promise((r) => setTimeout(r, 1300));
     const trapped = g.toolCall({ session: 'agent:main:__trap__' });
     assert.equal(trapped.blocked, failMode === 'closed');
     if (failMode === 'closed') assert.match(trapped.texts[0], /^loopguard: the loop guard failed \(trap: /);
     assert.equal(g.rt.client.failures.traps, 1);
+    await waitFor(() => g.rt.client.ready || (g.rt.client.call('ping'), g.rt.client.ready));
     const rest = [16, 17, 18, 19, 20, 21].map(() => g.toolCall({ run: 't' }));
-    assert.deepEqual(rest.map((r) => r.blocked), [false, false, false, false, false, true], 'counts kept across the replacement');
+    assert.deepEqual(rest.map((r) => r.blocked), [false, false, false, false, false, true], `${isolation}: counts kept across the replacement`);
   }
+});
+
+test('isolation auto: the package\'s own policy runs inline, a policy file in the worker', () => {
+  assert.equal(resolveSettings({}).isolation, 'inline');
+  assert.equal(resolveSettings({ policy: '/x.wasm' }).isolation, 'worker');
+  assert.equal(resolveSettings({ policy: '/x.wasm', isolation: 'inline' }).isolation, 'inline');
+  const g = fakeGateway({ config: { compat: 'documented' } });
+  g.toolCall();
+  assert.equal(g.rt.client.constructor.name, 'InlineClient');
 });
 
 test('a spinning policy: the call is answered at its deadline and the policy replaced', { skip: !fs.existsSync(HOSTILE) && 'no hostile build' }, () => {
@@ -239,3 +250,20 @@ async function waitFor(fn, ms = 20_000) {
   }
   throw new Error('timed out');
 }
+
+test('session_end frees a session on new/reset/deleted, not on shutdown; before_reset frees it', () => {
+  const log = path.join(tmpDir(), 'decisions.jsonl');
+  const g = fakeGateway({ config: { compat: 'documented', decisionLog: log } });
+  const run = (session) => {
+    for (let i = 0; i < 12; i += 1) g.toolCall({ session, run: 'r' });
+  };
+  run('agent:main:a');
+  g.fire('session_end', { sessionId: 'x', sessionKey: 'agent:main:a', reason: 'shutdown' }, { sessionKey: 'agent:main:a' });
+  assert.equal(g.rt.client.call('stats').value.sessions, 1, 'kept at shutdown');
+  g.fire('session_end', { sessionId: 'x', sessionKey: 'agent:main:a', reason: 'reset' }, { sessionKey: 'agent:main:a' });
+  assert.equal(g.rt.client.call('stats').value.sessions, 0, 'freed at reset');
+  run('agent:main:b');
+  g.fire('before_reset', { reason: 'new' }, { sessionKey: 'agent:main:b' });
+  assert.equal(g.rt.client.call('stats').value.sessions, 0);
+  assert.deepEqual(readLog(log).filter((e) => e.event === 'session-freed').map((e) => [e.session, e.reason]), [['agent:main:a', 'reset'], ['agent:main:b', 'reset']]);
+});
