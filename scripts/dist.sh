@@ -8,7 +8,7 @@
 #   dist/loopguard                      the CLI (this machine's platform)
 #   dist/loopguard-<v>.tgz              npm `loopguard` (the policy prebuilt and transpiled inside)
 #   dist/loopguard-<v>-*.whl, .tar.gz   PyPI `loopguard` wheel (manylinux, abi3) and sdist
-#   dist/openclaw-loopguard-<v>.tgz     the OpenClaw plugin (when packages/openclaw-plugin exists)
+#   dist/openclaw-loopguard-<v>.tgz     the OpenClaw plugin (npm `loopguard` bundled inside)
 #   dist/loopguard-host-<v>.crate, dist/loopguard-transcripts-<v>.crate   the Rust crates
 #
 # Installs what it needs first (scripts/setup.sh). Native artifacts use the `dist` profile.
@@ -63,14 +63,12 @@ cp "$DIST/loopguard_policy.wasm" packages/python/python/loopguard/loopguard_poli
     maturin sdist --out "$DIST" >&2
 )
 
-if [ -f packages/openclaw-plugin/package.json ]; then
-    say "the OpenClaw plugin (packages/openclaw-plugin)"
-    if [ -x packages/openclaw-plugin/scripts/pack.sh ]; then
-        bash packages/openclaw-plugin/scripts/pack.sh "$DIST" >&2
-    else
-        (cd packages/openclaw-plugin && PATH="$NODE24_BIN:$PATH" npm pack --silent --pack-destination "$DIST" >/dev/null)
-    fi
-fi
+say "the OpenClaw plugin (packages/openclaw-plugin: npm ci, scripts/pack.mjs bundles loopguard)"
+(
+    cd packages/openclaw-plugin
+    PATH="$NODE24_BIN:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2
+    PATH="$NODE24_BIN:$PATH" node scripts/pack.mjs --out "$DIST" >/dev/null
+)
 
 say "the Rust crates (cargo package: self-contained, the policy shipped inside)"
 mkdir -p host/policy

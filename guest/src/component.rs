@@ -58,10 +58,14 @@ pub trait Core: Sized + 'static {
     fn replay(config: &str, trace: &str) -> Result<String, CoreError> {
         crate::replay::replay(config, trace)
     }
-    fn check_tool_call(&mut self, call: &tl::ToolCall<'_>) -> tl::ToolVerdict {
+    fn check_tool_call(&mut self, call: &tl::ToolCall<'_>) -> Result<tl::ToolVerdict, CoreError> {
         CoreGateway::check_tool_call(self.gateway(), call)
     }
-    fn record_tool_outcome(&mut self, call: &tl::ToolCall<'_>, outcome: Outcome<'_>) -> tl::OutcomeVerdict {
+    fn record_tool_outcome(
+        &mut self,
+        call: &tl::ToolCall<'_>,
+        outcome: Outcome<'_>,
+    ) -> Result<tl::OutcomeVerdict, CoreError> {
         CoreGateway::record_tool_outcome(self.gateway(), call, outcome)
     }
     fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String, CoreError> {
@@ -132,9 +136,7 @@ impl<C: Core> GuestGateway for Resource<C> {
     }
 
     fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
-        let keys = self.0.borrow_mut().gateway().config().lone_keys();
-        let args = json_value_with(&call.args_json, "call.args-json", keys)?;
-        let v = self.0.borrow_mut().check_tool_call(&core_call(&call, &args));
+        let v = self.0.borrow_mut().check_tool_call(&core_call(&call))?;
         Ok(ToolVerdict {
             action: match v.action {
                 tl::ToolAction::Allow => ToolAction::Allow,
@@ -150,14 +152,13 @@ impl<C: Core> GuestGateway for Resource<C> {
 
     fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
         let keys = self.0.borrow_mut().gateway().config().lone_keys();
-        let args = json_value_with(&call.args_json, "call.args-json", keys)?;
         let (text, path, threw) = match &outcome {
             ToolOutcome::Returned(text) => (text, "outcome.result", false),
             ToolOutcome::Threw(text) => (text, "outcome.error", true),
         };
         let value = json_value_with(text, path, keys)?;
         let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
-        let verdict = self.0.borrow_mut().record_tool_outcome(&core_call(&call, &args), o);
+        let verdict = self.0.borrow_mut().record_tool_outcome(&core_call(&call), o)?;
         Ok(match verdict {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
             tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,
@@ -249,11 +250,11 @@ impl<C: Core> GuestGateway for Resource<C> {
     }
 }
 
-fn core_call<'a>(c: &'a ToolCall, args: &'a crate::json::Json<'a>) -> tl::ToolCall<'a> {
+fn core_call(c: &ToolCall) -> tl::ToolCall<'_> {
     tl::ToolCall {
         session: &c.session,
         tool: &c.tool,
-        args,
+        args: tl::Args::Text(&c.args_json),
         run: c.run.as_deref(),
         agent: c.agent.as_deref(),
         call_id: c.call_id.as_deref(),

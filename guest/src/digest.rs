@@ -39,6 +39,36 @@ pub struct Hasher {
     len: usize,
 }
 
+/// `dst.copy_from_slice(src)` (equal lengths), with fixed-size moves up to 16 bytes.
+///
+/// Why: in the component a copy whose length is not a constant is a `memory.copy`, which
+/// wasmtime runs as a call into the runtime, and the canonical writer hands the hasher a piece
+/// of a few bytes at a time (a quote, a key, a colon). Two overlapping moves of a constant size
+/// are plain loads and stores. Measured on the decision benchmark's workload through wasmtime
+/// (callgrind, `decision_profile`), together with the memo's word-wise compare: 99.3 k → 87.3 k
+/// instructions per decision.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    match n {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..].copy_from_slice(&src[n - 4..]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Bytes a [`Hasher`] collects before it feeds blake3.
 pub const BUFFER: usize = 1024;
 
@@ -51,7 +81,9 @@ impl Hasher {
         h
     }
 
-    /// Appends raw bytes.
+    /// Appends raw bytes. Inlined so that the canonical writer's constant pieces (a quote, a
+    /// colon) become a store or two.
+    #[inline]
     pub fn bytes(&mut self, b: &[u8]) {
         if self.len + b.len() > BUFFER {
             let inner = self.inner.get_or_insert_with(blake3::Hasher::new);
@@ -62,7 +94,7 @@ impl Hasher {
                 return;
             }
         }
-        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        copy_short(&mut self.buf[self.len..self.len + b.len()], b);
         self.len += b.len();
     }
 
@@ -82,6 +114,7 @@ impl Hasher {
 }
 
 impl Sink for Hasher {
+    #[inline]
     fn put(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }

@@ -4,15 +4,16 @@
 //! `loopguard.maxSessions`, least recently used evicted), the process-wide bot-pair guard and the
 //! group-thread coordinator. Every path that decides goes through the methods here: the WIT
 //! resource ([`crate::component`]), the batch path ([`Gateway::apply_events`]) and `replay`.
-//! Inputs arrive already read ([`crate::input`] for the typed calls, [`crate::trace`] for trace
-//! lines), so a decision never parses or validates anything itself.
+//! Inputs arrive already read ([`crate::trace`] for trace lines) or as the JSON text of the typed
+//! calls, read once by [`crate::input`]'s rules; a call's fingerprint is computed once per call
+//! ([`FactsMemo`]).
 
 use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
 use crate::config::Config;
 use crate::error::PolicyError;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
 use crate::store::BoundedMap;
-use crate::tool_loop::{CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
+use crate::tool_loop::{CompactionVerdict, FactsMemo, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
 
 /// One gateway's guard state and config.
@@ -22,6 +23,8 @@ pub struct Gateway {
     pub(crate) sessions: BoundedMap<String, Session>,
     pub(crate) bots: BotGuard,
     pub(crate) groups: GroupCoordinator,
+    /// Fingerprints of the last calls given as text (not state: never exported).
+    pub(crate) facts: FactsMemo,
 }
 
 /// Counters for metrics.
@@ -47,6 +50,7 @@ impl Gateway {
             sessions: BoundedMap::new(l.max_sessions),
             bots: BotGuard::new(l.max_pairs).with_rules(config.profile.bot),
             groups: GroupCoordinator::new(l.max_group_threads),
+            facts: FactsMemo::default(),
             config,
         }
     }
@@ -67,18 +71,25 @@ impl Gateway {
     }
 
     /// Checks a tool call before it runs (and records it unless it is blocked or the guard is
-    /// explicitly disabled).
-    pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> ToolVerdict {
+    /// explicitly disabled). Fails only on argument text that is not JSON or is too large.
+    pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> Result<ToolVerdict, PolicyError> {
         let settings = self.config.tools.for_agent(call.agent);
-        self.sessions.entry_or_insert_with(call.session, Session::default).check(call, settings)
+        let facts = self.facts.facts(call, settings.rules)?;
+        Ok(self.sessions.entry_or_insert_with(call.session, Session::default).check(call, &facts, settings))
     }
 
-    /// Records how a tool call ended; may return the post-compaction abort.
-    pub fn record_tool_outcome(&mut self, call: &ToolCall<'_>, outcome: Outcome<'_>) -> OutcomeVerdict {
+    /// Records how a tool call ended; may return the post-compaction abort. Fails only on
+    /// argument text that is not JSON or is too large.
+    pub fn record_tool_outcome(
+        &mut self,
+        call: &ToolCall<'_>,
+        outcome: Outcome<'_>,
+    ) -> Result<OutcomeVerdict, PolicyError> {
         let settings = self.config.tools.for_agent(call.agent);
+        let facts = self.facts.facts(call, settings.rules)?;
         let send_tools = &self.config.limits.send_tools;
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        session.outcome(call, outcome, settings, send_tools)
+        Ok(session.outcome(call, &facts, outcome, settings, send_tools))
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.

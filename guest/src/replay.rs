@@ -41,13 +41,14 @@ impl Gateway {
         Ok(out)
     }
 
-    /// Applies one event and writes its decision line. The trace reader checked every field, so
-    /// the one fallible decision (a bot message's timestamp) cannot fail here.
+    /// Applies one event and writes its decision line. The trace reader checked every field and
+    /// read the arguments, so the one fallible decision (a bot message's timestamp) cannot fail
+    /// here.
     fn apply(&mut self, n: u32, e: &Event<'_>, out: &mut String) -> Result<(), PolicyError> {
         let _ = write!(out, "{{\"line\":{n},\"kind\":\"{}\",\"action\":", e.kind());
         match e {
-            Event::ToolCall(call) => write_tool_verdict(&self.check_tool_call(call), out),
-            Event::ToolResult(call, outcome) => match self.record_tool_outcome(call, *outcome) {
+            Event::ToolCall(call) => write_tool_verdict(&self.check_tool_call(call)?, out),
+            Event::ToolResult(call, outcome) => match self.record_tool_outcome(call, *outcome)? {
                 OutcomeVerdict::Recorded => out.push_str("\"recorded\""),
                 OutcomeVerdict::Ignored => out.push_str("\"ignored\""),
                 OutcomeVerdict::Abort { count, message } => {

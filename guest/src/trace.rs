@@ -7,7 +7,7 @@ use crate::error::{ErrorKind, PolicyError};
 use crate::group::Reply;
 use crate::input::MAX_VALUE_BYTES;
 use crate::json::{self, Json, LoneKeys};
-use crate::tool_loop::{Outcome, ToolCall};
+use crate::tool_loop::{Args, Outcome, ToolCall};
 
 /// Largest integer a JSON number carries exactly (2^53 − 1).
 const MAX_SAFE_INT: f64 = 9_007_199_254_740_991.0;
@@ -119,7 +119,7 @@ pub fn event<'a>(v: &'a Json<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
             let call = ToolCall {
                 session: f.req_str("session")?,
                 tool: f.req_str("tool")?,
-                args: f.req_any("args")?,
+                args: Args::Value(f.req_any("args")?),
                 run: f.opt_str("run")?,
                 agent: f.opt_str("agent")?,
                 call_id: f.opt_str("call_id")?,

@@ -5,7 +5,7 @@ use loopguard_policy::config::tool::{resolve, LoopSettings};
 use loopguard_policy::json::parse;
 use loopguard_policy::tool_loop::known_poll::is_known_poll;
 use loopguard_policy::tool_loop::{
-    CompactionVerdict, Detector, Outcome, OutcomeVerdict, Session, ToolAction, ToolCall, ToolVerdict,
+    Args, CallFacts, CompactionVerdict, Detector, Outcome, OutcomeVerdict, Session, ToolAction, ToolCall, ToolVerdict,
     MAX_GUARDS_PER_SESSION,
 };
 
@@ -16,6 +16,11 @@ fn settings(extra: &str) -> LoopSettings {
 
 fn on() -> LoopSettings {
     settings(r#"{"enabled":true}"#)
+}
+
+/// The fingerprint a gateway computes for a call (arguments as text, documented rules).
+fn facts(c: &ToolCall<'_>) -> CallFacts {
+    CallFacts::of(c, &DOCUMENTED.tool).expect("valid JSON")
 }
 
 struct Sim {
@@ -29,9 +34,8 @@ impl Sim {
     }
 
     fn call_run(&mut self, tool: &str, args: &str, run: Option<&str>) -> ToolVerdict {
-        let a = parse(args).expect("valid JSON");
-        let c = ToolCall { session: "s", tool, args: &a, run, agent: None, call_id: None };
-        self.s.check(&c, &self.cfg)
+        let c = ToolCall { session: "s", tool, args: Args::Text(args), run, agent: None, call_id: None };
+        self.s.check(&c, &facts(&c), &self.cfg)
     }
 
     fn call(&mut self, tool: &str, args: &str) -> ToolVerdict {
@@ -39,10 +43,9 @@ impl Sim {
     }
 
     fn result_run(&mut self, tool: &str, args: &str, result: &str, run: Option<&str>) -> OutcomeVerdict {
-        let a = parse(args).expect("valid JSON");
         let r = parse(result).expect("valid JSON");
-        let c = ToolCall { session: "s", tool, args: &a, run, agent: None, call_id: None };
-        self.s.outcome(&c, Outcome::Result(&r), &self.cfg, &[])
+        let c = ToolCall { session: "s", tool, args: Args::Text(args), run, agent: None, call_id: None };
+        self.s.outcome(&c, &facts(&c), Outcome::Result(&r), &self.cfg, &[])
     }
 
     fn result(&mut self, tool: &str, args: &str, result: &str) -> OutcomeVerdict {
@@ -50,10 +53,9 @@ impl Sim {
     }
 
     fn error(&mut self, tool: &str, args: &str, err: &str) -> OutcomeVerdict {
-        let a = parse(args).expect("valid JSON");
         let e = parse(err).expect("valid JSON");
-        let c = ToolCall { session: "s", tool, args: &a, run: None, agent: None, call_id: None };
-        self.s.outcome(&c, Outcome::Error(&e), &self.cfg, &[])
+        let c = ToolCall { session: "s", tool, args: Args::Text(args), run: None, agent: None, call_id: None };
+        self.s.outcome(&c, &facts(&c), Outcome::Error(&e), &self.cfg, &[])
     }
 
     /// Calls and records the same result `n` times; returns the verdicts.

@@ -130,7 +130,7 @@ fn a_failed_import_keeps_the_old_version_and_its_state() {
     assert!(matches!(err, Error::Policy { .. }), "{err:?}");
     assert!(err.to_string().contains("import-state always fails"), "{err}");
     assert_eq!(gw.policy().digest(), old.digest(), "the old policy must stay active");
-    assert_eq!(gw.version(), "0.2.0");
+    assert_eq!(gw.version(), "1.0.0");
     assert_eq!((gw.health().swaps, gw.health().failed_swaps), (0, 1));
     let after = apply_lines(&gw, &lines[29..], 30);
     assert_eq!(format!("{before}{after}"), expected, "the old state must be intact");

@@ -25,7 +25,10 @@ fn navigation_json(record: &Value) -> String {
             nav.insert(key.into(), v.clone());
         }
     }
-    nav.insert("message".into(), json!({"role": record["message"]["role"], "__openclaw": record["message"]["__openclaw"]}));
+    nav.insert(
+        "message".into(),
+        json!({"role": record["message"]["role"], "__openclaw": record["message"]["__openclaw"]}),
+    );
     json!({"version":1,"report":{"kind":"canonical"},"navigation":nav,"reset":{},"model":{},"modelBytes":10,
            "modelWithoutCheckpointBytes":10,"withoutCustomDataBytes":10})
     .to_string()
@@ -42,7 +45,11 @@ fn generate(path: &Path, calls: usize, sessions: usize) {
         let sid = format!("00000000-0000-4000-8000-{s:012}");
         let key = format!("agent:main:bench{s}");
         tx.execute("INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?1, ?2, '{}', 1)", params![key, sid]).unwrap();
-        tx.execute("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?1, ?2, 1, 1)", params![sid, key]).unwrap();
+        tx.execute(
+            "INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?1, ?2, 1, 1)",
+            params![sid, key],
+        )
+        .unwrap();
         let mut insert = tx
             .prepare_cached("INSERT INTO transcript_events (session_id, seq, event_json, event_zstd, event_utf8_bytes, navigation_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0)")
             .unwrap();
@@ -52,13 +59,17 @@ fn generate(path: &Path, calls: usize, sessions: usize) {
             let text = record.to_string();
             if text.len() >= 1024 {
                 let blob = zstd::bulk::compress(text.as_bytes(), 1).unwrap();
-                insert.execute(params![sid, seq, None::<String>, blob, text.len() as i64, navigation_json(record)]).unwrap();
+                insert
+                    .execute(params![sid, seq, None::<String>, blob, text.len() as i64, navigation_json(record)])
+                    .unwrap();
             } else {
                 insert.execute(params![sid, seq, text, None::<Vec<u8>>, text.len() as i64, None::<String>]).unwrap();
             }
         };
         put(&json!({"type":"session","version":4,"id":sid,"timestamp":"2026-12-01T20:00:00.000Z","cwd":"/w"}));
-        put(&json!({"type":"message","id":"u0","parentId":null,"timestamp":"2026-12-01T20:00:01.000Z","message":{"role":"user","content":"work"}}));
+        put(
+            &json!({"type":"message","id":"u0","parentId":null,"timestamp":"2026-12-01T20:00:01.000Z","message":{"role":"user","content":"work"}}),
+        );
         let mut parent = "u0".to_string();
         for i in 0..per.min(calls - made) {
             let run = format!("run-{}", i / 50);
@@ -69,7 +80,11 @@ fn generate(path: &Path, calls: usize, sessions: usize) {
                 {"type":"toolCall","id":c,"name":"read","arguments":{"path":path}}],"api":"openai-completions",
                 "provider":"fake","model":"m","usage":{"input":1200,"output":40},"stopReason":"toolUse",
                 "timestamp":1796155676750u64,"__openclaw":{"runId":run}}}));
-            let body: String = (0..24).map(|k| format!("{:08x} fn item_{k}() -> u32 {{ {} }}\n", (i * 7919 + k * 104_729) % 0xffff_ffff, i + k)).collect();
+            let body: String = (0..24)
+                .map(|k| {
+                    format!("{:08x} fn item_{k}() -> u32 {{ {} }}\n", (i * 7919 + k * 104_729) % 0xffff_ffff, i + k)
+                })
+                .collect();
             put(&json!({"type":"message","id":r,"parentId":a,"timestamp":"2026-12-01T20:07:57.630Z",
                 "message":{"role":"toolResult","toolCallId":c,"toolName":"read","content":[{"type":"text","text":body}],
                 "details":{"path":path,"bytes":body.len()},"isError":false,"timestamp":1796155677628u64,"__openclaw":{"runId":run}}}));
@@ -102,7 +117,11 @@ fn main() {
         let t = Instant::now();
         generate(&path, calls, sessions);
         let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        eprintln!("generated {calls} tool calls in {sessions} sessions ({:.1} MB) in {:.1?}", size as f64 / 1e6, t.elapsed());
+        eprintln!(
+            "generated {calls} tool calls in {sessions} sessions ({:.1} MB) in {:.1?}",
+            size as f64 / 1e6,
+            t.elapsed()
+        );
     }
     let before = peak_rss_kib();
     let cpu_before = cpu_ns();

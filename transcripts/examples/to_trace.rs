@@ -17,7 +17,12 @@ fn main() {
         eprintln!("error: {e}");
     }
     for s in &found.skipped {
-        eprintln!("skipped: {}{}: {}", s.file.display(), s.session_id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default(), s.reason);
+        eprintln!(
+            "skipped: {}{}: {}",
+            s.file.display(),
+            s.session_id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default(),
+            s.reason
+        );
     }
     let mut importer = Importer::default();
     let stdout = std::io::stdout();

@@ -78,7 +78,10 @@ impl Found {
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let parent = path.parent().unwrap_or(Path::new("."));
-        if name == BRANCH_FILE || name == "manifest.json" || (name == "events.jsonl" && parent.join(BRANCH_FILE).is_file()) {
+        if name == BRANCH_FILE
+            || name == "manifest.json"
+            || (name == "events.jsonl" && parent.join(BRANCH_FILE).is_file())
+        {
             self.trajectory(parent);
         } else if is_sqlite(path) {
             self.store(path, explicit);
@@ -136,7 +139,8 @@ impl Found {
             }
             let sessions = agent_dir.join("sessions");
             if let Ok(files) = read_dir_sorted(&sessions) {
-                let is_transcript = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(crate::jsonl::is_transcript_name);
+                let is_transcript =
+                    |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(crate::jsonl::is_transcript_name);
                 for f in files.into_iter().filter(|p| is_transcript(p) && p.is_file()) {
                     self.jsonl(&f, true);
                 }
@@ -250,7 +254,13 @@ impl Found {
         for (i, s) in self.sessions.iter().enumerate() {
             let key = (s.agent_id.clone(), s.session_id.clone());
             let r = rank(&s.format);
-            best.entry(key).and_modify(|b| if r < b.0 { *b = (r, i) }).or_insert((r, i));
+            best.entry(key)
+                .and_modify(|b| {
+                    if r < b.0 {
+                        *b = (r, i)
+                    }
+                })
+                .or_insert((r, i));
         }
         let keep: HashSet<usize> = best.values().map(|&(_, i)| i).collect();
         let mut skipped = self.skipped;

@@ -167,7 +167,11 @@ struct ColdRow<'a> {
 }
 
 /// One line's record text and location, or `None` for a line that holds no record.
-fn record_of<'a>(kind: Lines, number: u64, line: &'a [u8]) -> Result<Option<(std::borrow::Cow<'a, str>, Location)>, serde_json::Error> {
+fn record_of<'a>(
+    kind: Lines,
+    number: u64,
+    line: &'a [u8],
+) -> Result<Option<(std::borrow::Cow<'a, str>, Location)>, serde_json::Error> {
     match kind {
         Lines::Records => {
             let text = std::str::from_utf8(line)

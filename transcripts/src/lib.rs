@@ -80,7 +80,10 @@ pub use mapping::SessionStats;
 pub use overrides::{apply_overrides, OverrideError};
 pub use progress::{progress_fn, NoProgress, Progress, ProgressFn, TerminalProgress};
 pub use reader::{ImportOptions, Importer, SessionRead, SessionTrace, Traces};
-pub use report::{Decision, DecisionError, DetectorCounts, DetectorSummary, Finding, Report, ReportBuilder, SessionRow, SessionTally, Summary};
+pub use report::{
+    Decision, DecisionError, DetectorCounts, DetectorSummary, Finding, Report, ReportBuilder, SessionRow, SessionTally,
+    Summary,
+};
 pub use session::{KeySource, SessionInfo, SourceFormat};
 pub use text::normalize_tool_name;
 pub use whatif::{compare_rows, what_if, Change, SessionChange, WhatIf, WhatIfSummary};

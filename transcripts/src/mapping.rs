@@ -42,7 +42,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Location};
-use crate::event::{Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
+use crate::event::{
+    Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent,
+};
 use crate::record::{is_tool_call_type, parse_parts, Entry, Member, Message};
 use crate::session::SessionInfo;
 use crate::text::{normalize_tool_name, parse_iso_ms};
@@ -120,7 +122,12 @@ impl Mapper {
     }
 
     /// Maps one record on the active branch (its JSON text).
-    pub(crate) fn record(&mut self, text: &str, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+    pub(crate) fn record(
+        &mut self,
+        text: &str,
+        at: Location,
+        sink: &mut dyn FnMut(ImportedEvent),
+    ) -> Result<(), Error> {
         let entry: Entry<'_> = serde_json::from_str(text).map_err(|e| {
             self.stats.bad_records += 1;
             self.error(ErrorKind::Json(e), at)
@@ -129,7 +136,12 @@ impl Mapper {
     }
 
     /// Maps one record already parsed as a [`Entry`].
-    pub(crate) fn entry(&mut self, entry: &Entry<'_>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+    pub(crate) fn entry(
+        &mut self,
+        entry: &Entry<'_>,
+        at: Location,
+        sink: &mut dyn FnMut(ImportedEvent),
+    ) -> Result<(), Error> {
         match entry.ty.as_str() {
             Some("message") => {
                 let Some(message) = &entry.message else { return Ok(()) };
@@ -143,7 +155,8 @@ impl Mapper {
             Some("compaction") => {
                 let run = entry.openclaw.as_ref().and_then(|m| m.run_id.as_str()).map(str::to_string);
                 self.stats.compactions += 1;
-                let event = TraceEvent::Compaction(Compaction { session: self.key.clone(), run, agent: self.agent.clone() });
+                let event =
+                    TraceEvent::Compaction(Compaction { session: self.key.clone(), run, agent: self.agent.clone() });
                 sink(self.imported(event, EventKind::Compaction, None, None, None, at, None));
                 Ok(())
             }
@@ -166,7 +179,13 @@ impl Mapper {
         ImportedEvent { event, reference }
     }
 
-    fn assistant(&mut self, m: &Message<'_>, ts: Option<i64>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+    fn assistant(
+        &mut self,
+        m: &Message<'_>,
+        ts: Option<i64>,
+        at: Location,
+        sink: &mut dyn FnMut(ImportedEvent),
+    ) -> Result<(), Error> {
         let Some(content) = m.content else { return Ok(()) };
         let run = m.openclaw.as_ref().and_then(|o| o.run_id.as_str()).map(str::to_string);
         for part in parse_parts(content) {
@@ -177,7 +196,9 @@ impl Mapper {
             let tool = normalize_tool_name(&raw_name);
             let args_raw = part.arguments.or(part.input);
             let args = match args_raw {
-                Some(raw) => serde_json::from_str::<Value>(raw.get()).map_err(|e| self.error(ErrorKind::Json(e), at))?,
+                Some(raw) => {
+                    serde_json::from_str::<Value>(raw.get()).map_err(|e| self.error(ErrorKind::Json(e), at))?
+                }
                 None => Value::Null,
             };
             let call_id = part.id.non_blank().map(str::to_string);
@@ -185,7 +206,10 @@ impl Mapper {
             self.stats.tool_calls += 1;
             let index = self.calls;
             if let Some(id) = &call_id {
-                self.remember(id.clone(), PendingCall { index, tool: tool.clone(), args: args.clone(), run: run.clone() });
+                self.remember(
+                    id.clone(),
+                    PendingCall { index, tool: tool.clone(), args: args.clone(), run: run.clone() },
+                );
             }
             let event = TraceEvent::ToolCall(ToolCall {
                 session: self.key.clone(),
@@ -228,7 +252,13 @@ impl Mapper {
         Some(call)
     }
 
-    fn tool_result(&mut self, m: &Message<'_>, ts: Option<i64>, at: Location, sink: &mut dyn FnMut(ImportedEvent)) -> Result<(), Error> {
+    fn tool_result(
+        &mut self,
+        m: &Message<'_>,
+        ts: Option<i64>,
+        at: Location,
+        sink: &mut dyn FnMut(ImportedEvent),
+    ) -> Result<(), Error> {
         let Some(call_id) = m.result_call_id() else {
             self.stats.orphan_results += 1;
             return Ok(());
@@ -261,7 +291,15 @@ impl Mapper {
             call_id: Some(call_id.clone()),
             ts_ms: ts,
         });
-        sink(self.imported(event, EventKind::ToolResult, Some(call.index), Some(call_id), raw_tool, at, Some(recorded)));
+        sink(self.imported(
+            event,
+            EventKind::ToolResult,
+            Some(call.index),
+            Some(call_id),
+            raw_tool,
+            at,
+            Some(recorded),
+        ));
         Ok(())
     }
 }
@@ -374,10 +412,22 @@ fn block_detector(reason: &str, details: Option<&Value>, content: &Option<Value>
 pub(crate) fn detector_from_message(text: &str) -> (Option<String>, Option<u64>) {
     let patterns: [(&str, &str, &str); 5] = [
         ("unknown_tool_repeat", "CRITICAL: attempted unavailable tool ", " times. Stop retrying"),
-        ("global_circuit_breaker", " has repeated identical no-progress outcomes ", " times. Session execution blocked by global"),
-        ("known_poll_no_progress", " with identical arguments and no progress ", " times. This appears to be a stuck polling"),
+        (
+            "global_circuit_breaker",
+            " has repeated identical no-progress outcomes ",
+            " times. Session execution blocked by global",
+        ),
+        (
+            "known_poll_no_progress",
+            " with identical arguments and no progress ",
+            " times. This appears to be a stuck polling",
+        ),
         ("ping_pong", "CRITICAL: You are alternating between repeated tool-call patterns (", " consecutive calls)"),
-        ("generic_repeat", " with identical arguments and identical outcomes ", " times. Session execution blocked to prevent runaway"),
+        (
+            "generic_repeat",
+            " with identical arguments and identical outcomes ",
+            " times. Session execution blocked to prevent runaway",
+        ),
     ];
     for (detector, before, after) in patterns {
         if let Some(i) = text.find(before) {
@@ -419,7 +469,10 @@ mod tests {
     fn the_appended_loop_warning_is_not_part_of_the_outcome() {
         let content = json!([{"type":"text","text":"loop"},{"type":"text","text":"[System note: Tool-loop warning after 10 repeated calls. Change your approach or stop if you are not making progress.]"}]);
         let (o, r) = classify(Some(content), Some(json!({"status":"completed"})), false);
-        assert_eq!(o, Some(Outcome::Result(json!({"content":[{"type":"text","text":"loop"}],"details":{"status":"completed"}}))));
+        assert_eq!(
+            o,
+            Some(Outcome::Result(json!({"content":[{"type":"text","text":"loop"}],"details":{"status":"completed"}})))
+        );
         assert_eq!(r, Recorded::Completed { loop_warning: Some(10) });
     }
 
@@ -433,7 +486,11 @@ mod tests {
         let (o, r) = classify(Some(json!([{"type":"text","text":"ENOENT: x"}])), Some(json!({})), true);
         assert_eq!(o, Some(Outcome::Error(json!("ENOENT: x"))));
         assert_eq!(r, Recorded::Failed);
-        let (o, r) = classify(Some(json!([{"type":"text","text":"Skipped"}])), Some(json!({"status":"skipped","deniedReason":"steering"})), true);
+        let (o, r) = classify(
+            Some(json!([{"type":"text","text":"Skipped"}])),
+            Some(json!({"status":"skipped","deniedReason":"steering"})),
+            true,
+        );
         assert_eq!(o, None);
         assert_eq!(r, Recorded::NotRecorded { reason: "steering".into() });
     }

@@ -102,7 +102,12 @@ fn set_path(root: &mut Value, key: &str, segments: &[&str], value: Value) -> Res
             }
             Value::Array(items) => {
                 let len = items.len();
-                let bad = || OverrideError::BadIndex { path: key.to_string(), at: here.clone(), segment: seg.to_string(), len };
+                let bad = || OverrideError::BadIndex {
+                    path: key.to_string(),
+                    at: here.clone(),
+                    segment: seg.to_string(),
+                    len,
+                };
                 let index: usize = seg.parse().map_err(|_| bad())?;
                 if index > len {
                     return Err(bad());
@@ -153,23 +158,34 @@ mod tests {
 
     #[test]
     fn values_are_json_when_they_parse() {
-        let v = apply("{}", &["tools.loopDetection.warningThreshold=8", "tools.loopDetection.enabled=true", "a.b=hello", "a.c=\"8\""]);
+        let v = apply(
+            "{}",
+            &["tools.loopDetection.warningThreshold=8", "tools.loopDetection.enabled=true", "a.b=hello", "a.c=\"8\""],
+        );
         assert_eq!(
             v,
-            Ok(serde_json::json!({"tools":{"loopDetection":{"warningThreshold":8,"enabled":true}},"a":{"b":"hello","c":"8"}}))
+            Ok(
+                serde_json::json!({"tools":{"loopDetection":{"warningThreshold":8,"enabled":true}},"a":{"b":"hello","c":"8"}})
+            )
         );
     }
 
     #[test]
     fn json5_documents_are_read_and_json_written() {
-        let v = apply("{ tools: { loopDetection: { enabled: true, }, }, // on\n}", &["tools.loopDetection.criticalThreshold=30"]);
+        let v = apply(
+            "{ tools: { loopDetection: { enabled: true, }, }, // on\n}",
+            &["tools.loopDetection.criticalThreshold=30"],
+        );
         assert_eq!(v, Ok(serde_json::json!({"tools":{"loopDetection":{"enabled":true,"criticalThreshold":30}}})));
     }
 
     #[test]
     fn arrays_are_indexed() {
         let v = apply(r#"{"agents":{"list":[{"id":"main"}]}}"#, &["agents.list.0.tools.loopDetection.enabled=false"]);
-        assert_eq!(v, Ok(serde_json::json!({"agents":{"list":[{"id":"main","tools":{"loopDetection":{"enabled":false}}}]}})));
+        assert_eq!(
+            v,
+            Ok(serde_json::json!({"agents":{"list":[{"id":"main","tools":{"loopDetection":{"enabled":false}}}]}}))
+        );
     }
 
     #[test]

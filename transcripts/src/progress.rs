@@ -71,7 +71,8 @@ impl Default for TerminalProgress {
 impl TerminalProgress {
     /// A bar on stderr if stderr is a terminal, else a hidden one.
     pub fn new() -> Self {
-        let target = if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let target =
+            if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
         let bar = ProgressBar::with_draw_target(None, target);
         let style = ProgressStyle::with_template("{spinner} {pos}/{len} sessions, {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar());

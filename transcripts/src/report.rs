@@ -390,7 +390,12 @@ impl Report {
         for (name, d) in &s.by_detector {
             out.push_str(&format!(
                 "  {name}: {} warnings in {} sessions, {} blocks in {} sessions, {} aborts in {} sessions\n",
-                d.decisions.warnings, d.sessions_warned, d.decisions.blocks, d.sessions_blocked, d.decisions.aborts, d.sessions_aborted
+                d.decisions.warnings,
+                d.sessions_warned,
+                d.decisions.blocks,
+                d.sessions_blocked,
+                d.decisions.aborts,
+                d.sessions_aborted
             ));
         }
         out

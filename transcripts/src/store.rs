@@ -64,7 +64,8 @@ impl Store {
             return Err(Error::new(ErrorKind::Io(e), path));
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let first = Connection::open_with_flags(file_uri(path, "mode=ro"), flags).and_then(|c| Self::tables(&c).map(|t| (c, t)));
+        let first = Connection::open_with_flags(file_uri(path, "mode=ro"), flags)
+            .and_then(|c| Self::tables(&c).map(|t| (c, t)));
         let (conn, tables) = match first {
             Ok(ok) => ok,
             Err(e) if is_cantopen(&e) => Connection::open_with_flags(file_uri(path, "mode=ro&immutable=1"), flags)
@@ -114,7 +115,8 @@ impl Store {
             .conn
             .prepare("SELECT session_id FROM transcript_events WHERE session_id > ?1 ORDER BY session_id LIMIT 1")
             .map_err(err)?;
-        let mut windows = self.optional_stmt("session_windows", "SELECT session_key FROM session_windows WHERE session_id = ?1")?;
+        let mut windows =
+            self.optional_stmt("session_windows", "SELECT session_key FROM session_windows WHERE session_id = ?1")?;
         let mut nodes = self.optional_stmt(
             "session_nodes",
             "SELECT session_key FROM session_nodes WHERE current_session_id = ?1 ORDER BY updated_at DESC LIMIT 1",
@@ -191,7 +193,9 @@ impl Store {
         }
         let mut stmt = self
             .conn
-            .prepare("SELECT session_id, storage, archive_name FROM session_transcript_cold_archives ORDER BY session_id")
+            .prepare(
+                "SELECT session_id, storage, archive_name FROM session_transcript_cold_archives ORDER BY session_id",
+            )
             .map_err(|e| sqlite_err(&self.path, e))?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
@@ -203,7 +207,11 @@ impl Store {
     /// A cold archive embedded in the store (`storage = 'sqlite'`), as a decompressing stream
     /// over the blob (read incrementally, never loaded whole).
     pub(crate) fn cold_blob(&self, session_id: &str) -> Result<Box<dyn std::io::BufRead + '_>, Error> {
-        self.blob_stream(session_id, "SELECT rowid, 'zstd' FROM session_transcript_cold_archives WHERE session_id = ?1", "session_transcript_cold_archives")
+        self.blob_stream(
+            session_id,
+            "SELECT rowid, 'zstd' FROM session_transcript_cold_archives WHERE session_id = ?1",
+            "session_transcript_cold_archives",
+        )
     }
 
     /// The newest deleted/reset archive of `session_id` in `session_transcript_archives`
@@ -224,7 +232,8 @@ impl Store {
         if encoding != "zstd" {
             return Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, blob)));
         }
-        let decoder = zstd::stream::read::Decoder::new(blob).map_err(|e| Error::new(ErrorKind::Io(e), &self.path).in_session(session_id))?;
+        let decoder = zstd::stream::read::Decoder::new(blob)
+            .map_err(|e| Error::new(ErrorKind::Io(e), &self.path).in_session(session_id))?;
         Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, decoder)))
     }
 
@@ -236,7 +245,12 @@ impl Store {
     }
 
     /// Streams one session's active branch to `sink`.
-    pub(crate) fn read_session(&self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+    pub(crate) fn read_session(
+        &self,
+        info: &Arc<SessionInfo>,
+        sink: &mut dyn FnMut(ImportedEvent),
+        out: &mut Collector,
+    ) {
         // One read transaction: both passes see the same snapshot while the gateway appends.
         if let Err(e) = self.conn.execute_batch("BEGIN") {
             out.push(sqlite_err(&self.path, e).in_session(&info.session_id));
@@ -249,8 +263,15 @@ impl Store {
         }
     }
 
-    fn read_in_snapshot(&self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) -> rusqlite::Result<()> {
-        let at = |seq: i64, kind: ErrorKind| Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq));
+    fn read_in_snapshot(
+        &self,
+        info: &Arc<SessionInfo>,
+        sink: &mut dyn FnMut(ImportedEvent),
+        out: &mut Collector,
+    ) -> rusqlite::Result<()> {
+        let at = |seq: i64, kind: ErrorKind| {
+            Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq))
+        };
         let mut decoder = Decoder::new();
         // Pass 1: tree facts.
         let mut p1 = Pass1::default();
@@ -324,7 +345,9 @@ impl Store {
                         let size: Option<i64> = row.get(3)?;
                         match blob {
                             Some(b) => decoder.decode(b, size).map_err(|m| at(seq, ErrorKind::Zstd(m))),
-                            None => Err(at(seq, ErrorKind::BadRecord("both event_json and event_zstd are NULL".into()))),
+                            None => {
+                                Err(at(seq, ErrorKind::BadRecord("both event_json and event_zstd are NULL".into())))
+                            }
                         }
                     }
                 };
@@ -351,9 +374,13 @@ impl Store {
         let at = |kind| Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq));
         let row = self
             .conn
-            .prepare_cached("SELECT event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ?1 AND seq = ?2")
+            .prepare_cached(
+                "SELECT event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ?1 AND seq = ?2",
+            )
             .and_then(|mut s| {
-                s.query_row(rusqlite::params![&info.session_id, seq], |r| Ok((r.get::<_, Option<Vec<u8>>>(0)?, r.get::<_, Option<i64>>(1)?)))
+                s.query_row(rusqlite::params![&info.session_id, seq], |r| {
+                    Ok((r.get::<_, Option<Vec<u8>>>(0)?, r.get::<_, Option<i64>>(1)?))
+                })
             })
             .map_err(|e| at(ErrorKind::Sqlite(e)))?;
         match row {
@@ -395,7 +422,11 @@ impl Pass1 {
 /// `sessions/` of a store in a directory named `agent`, else the store's directory.
 fn cold_archive_path(store: &Path, name: &str) -> PathBuf {
     let dir = store.parent().unwrap_or(Path::new("."));
-    let base = if dir.file_name().is_some_and(|n| n == "agent") { dir.parent().unwrap_or(dir).join("sessions") } else { dir.to_path_buf() };
+    let base = if dir.file_name().is_some_and(|n| n == "agent") {
+        dir.parent().unwrap_or(dir).join("sessions")
+    } else {
+        dir.to_path_buf()
+    };
     base.join("cold").join(name)
 }
 

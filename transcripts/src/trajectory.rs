@@ -204,7 +204,8 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
                     }
                     Ok(_) => {}
                     Err(e) => {
-                        let kind = if buf.last() != Some(&b'\n') { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
+                        let kind =
+                            if buf.last() != Some(&b'\n') { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
                         out.push(err(kind, number));
                     }
                 }
@@ -236,7 +237,12 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
         let message = line.data.and_then(|d| d.message);
         let entry = if ty == "session.compaction" {
             let run = last_run.clone().map(|r| Member::Str(r.into())).unwrap_or_default();
-            Entry { ty: Member::Str("compaction".into()), timestamp: line.ts, message: None, openclaw: Some(OpenClawMeta { run_id: run }) }
+            Entry {
+                ty: Member::Str("compaction".into()),
+                timestamp: line.ts,
+                message: None,
+                openclaw: Some(OpenClawMeta { run_id: run }),
+            }
         } else if let Some(m) = message {
             if let Some(run) = m.openclaw.as_ref().and_then(|o| o.run_id.as_str()) {
                 last_run = Some(run.to_string());
@@ -269,7 +275,8 @@ pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
         }
     };
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, file));
-    let parsed = Branch { on_entry: Some(&mut on_entry), header: &mut header }.deserialize(&mut de).and_then(|()| de.end());
+    let parsed =
+        Branch { on_entry: Some(&mut on_entry), header: &mut header }.deserialize(&mut de).and_then(|()| de.end());
     for e in errors {
         out.push(e);
     }

@@ -214,9 +214,8 @@ impl TreeScan {
             },
         };
         if canonical {
-            let stale = was_explicit
-                && entry.parent.is_some_and(|p| !self.by_id.contains_key(&p))
-                && self.leaf.is_some();
+            let stale =
+                was_explicit && entry.parent.is_some_and(|p| !self.by_id.contains_key(&p)) && self.leaf.is_some();
             // The three cases in which OpenClaw hangs a canonical record under the current leaf:
             // after a reset, off the reset's descendants; under a parent it does not know; under
             // the append cursor while the leaf has moved elsewhere.
@@ -225,7 +224,8 @@ impl TreeScan {
                 && entry.parent.is_none_or(|p| !self.reset_descendants.contains(&p));
             let cursor_moved =
                 was_explicit && !entry.side && entry.parent == self.append_parent && self.leaf != self.append_parent;
-            let candidate = if after_reset || (!entry.side && stale) || cursor_moved { self.leaf } else { entry.parent };
+            let candidate =
+                if after_reset || (!entry.side && stale) || cursor_moved { self.leaf } else { entry.parent };
             entry.parent = self.resolve_parent(candidate);
         }
         let node = Node {

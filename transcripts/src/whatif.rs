@@ -200,9 +200,15 @@ impl Change {
         match self {
             Change::NewBlock { at } => ("new block".into(), "-".into(), at.to_string()),
             Change::BlockRemoved { was } => ("block removed".into(), was.to_string(), "-".into()),
-            Change::FirstBlockEarlier { from, to, by } => (format!("blocks {by} calls earlier"), from.to_string(), to.to_string()),
-            Change::FirstBlockLater { from, to, by } => (format!("blocks {by} calls later"), from.to_string(), to.to_string()),
-            Change::BlockDetectorChanged { from, to } => ("block detector changed".into(), from.to_string(), to.to_string()),
+            Change::FirstBlockEarlier { from, to, by } => {
+                (format!("blocks {by} calls earlier"), from.to_string(), to.to_string())
+            }
+            Change::FirstBlockLater { from, to, by } => {
+                (format!("blocks {by} calls later"), from.to_string(), to.to_string())
+            }
+            Change::BlockDetectorChanged { from, to } => {
+                ("block detector changed".into(), from.to_string(), to.to_string())
+            }
             Change::WarningsChanged { before, after, first_before, first_after } => (
                 "warnings changed".into(),
                 format!("{before} (first {})", opt(first_before)),

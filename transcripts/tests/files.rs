@@ -12,12 +12,19 @@ fn a_legacy_sessions_directory_is_read_with_its_keys() {
     let tmp = tempfile::tempdir().unwrap();
     let sessions = tmp.path().join("agents/main/sessions");
     write_jsonl(&sessions.join("s-1.jsonl"), &exec_loop("s-1", "run-1", 3, false));
-    std::fs::write(sessions.join("sessions.json"), json!({"agent:main:main": {"sessionId": "s-1", "updatedAt": 1}}).to_string()).unwrap();
+    std::fs::write(
+        sessions.join("sessions.json"),
+        json!({"agent:main:main": {"sessionId": "s-1", "updatedAt": 1}}).to_string(),
+    )
+    .unwrap();
     let found = discover(&[tmp.path()]);
     assert!(found.errors.is_empty(), "{:?}", found.errors);
     assert_eq!(found.sessions.len(), 1);
     let s = &found.sessions[0];
-    assert_eq!((s.agent_id.as_deref(), s.session_key.as_str(), s.session_id.as_str()), (Some("main"), "agent:main:main", "s-1"));
+    assert_eq!(
+        (s.agent_id.as_deref(), s.session_key.as_str(), s.session_id.as_str()),
+        (Some("main"), "agent:main:main", "s-1")
+    );
     assert_eq!((s.format.clone(), s.key_source), (SourceFormat::Jsonl, KeySource::SessionsJson));
     let (lines, read) = trace_lines(s);
     assert!(read.is_clean(), "{:?}", read.errors);
@@ -101,7 +108,10 @@ fn a_trajectory_export_reads_its_branch() {
         let found = discover(&[&path]);
         assert!(found.errors.is_empty(), "{:?}", found.errors);
         let s = &found.sessions[0];
-        assert_eq!((s.agent_id.as_deref(), s.session_key.as_str(), s.session_id.as_str()), (Some("main"), "agent:main:lg1", "s-1"));
+        assert_eq!(
+            (s.agent_id.as_deref(), s.session_key.as_str(), s.session_id.as_str()),
+            (Some("main"), "agent:main:lg1", "s-1")
+        );
         assert_eq!(s.format, SourceFormat::Trajectory);
         let (lines, read) = trace_lines(s);
         assert!(read.is_clean(), "{:?}", read.errors);
@@ -129,7 +139,11 @@ fn the_three_formats_give_the_same_trace() {
     }
     drop(store);
     write_jsonl(&tmp.path().join("jsonl/agents/main/sessions/s-1.jsonl"), &records);
-    std::fs::write(tmp.path().join("jsonl/agents/main/sessions/sessions.json"), r#"{"agent:main:lg1":{"sessionId":"s-1"}}"#).unwrap();
+    std::fs::write(
+        tmp.path().join("jsonl/agents/main/sessions/sessions.json"),
+        r#"{"agent:main:lg1":{"sessionId":"s-1"}}"#,
+    )
+    .unwrap();
     write_trajectory(&tmp.path().join("export"), "agent:main:lg1", "s-1", &branch);
 
     let mut traces = Vec::new();
@@ -178,6 +192,17 @@ fn export_events_are_put_back_in_transcript_order() {
     std::fs::write(dir.join("events.jsonl"), reversed).unwrap();
     let (lines, read) = trace_lines(&discover(&[&dir]).sessions[0]);
     assert!(read.is_clean(), "{:?}", read.errors);
-    let kinds: Vec<_> = lines.iter().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].clone()).collect();
-    assert_eq!(kinds, vec![json!("tool_call"), json!("tool_result"), json!("tool_call"), json!("tool_result"), json!("tool_call"), json!("tool_result")]);
+    let kinds: Vec<_> =
+        lines.iter().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].clone()).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            json!("tool_call"),
+            json!("tool_result"),
+            json!("tool_call"),
+            json!("tool_result"),
+            json!("tool_call"),
+            json!("tool_result")
+        ]
+    );
 }

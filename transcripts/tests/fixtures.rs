@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use loopguard_transcripts::{
-    discover, Importer, KeySource, Location, Outcome, Recorded, ReportBuilder, SessionInfo, SessionTrace, SourceFormat, TraceEvent,
+    discover, Importer, KeySource, Location, Outcome, Recorded, ReportBuilder, SessionInfo, SessionTrace, SourceFormat,
+    TraceEvent,
 };
 use serde_json::Value;
 
@@ -109,13 +110,21 @@ fn every_tool_call_and_result_maps_as_recorded() {
                 _ => {
                     let Outcome::Result(v) = &res.outcome else { panic!("{name}: {:?}", res.outcome) };
                     // The appended warning part is not part of the outcome.
-                    let texts: Vec<&str> = v["content"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect();
-                    let want: Vec<&str> = w["texts"].as_array().unwrap().iter().filter_map(Value::as_str).filter(|t| !t.starts_with("[System note: Tool-loop warning")).collect();
+                    let texts: Vec<&str> =
+                        v["content"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect();
+                    let want: Vec<&str> = w["texts"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .filter(|t| !t.starts_with("[System note: Tool-loop warning"))
+                        .collect();
                     assert_eq!(texts, want, "{name}");
                 }
             }
         }
-        let compactions: Vec<_> = trace.events.iter().filter(|e| matches!(e.event, TraceEvent::Compaction(_))).collect();
+        let compactions: Vec<_> =
+            trace.events.iter().filter(|e| matches!(e.event, TraceEvent::Compaction(_))).collect();
         let want = per["compactions"].as_array().unwrap();
         assert_eq!(compactions.len(), want.len(), "{name}: compactions");
         for (e, w) in compactions.iter().zip(want) {
@@ -149,7 +158,8 @@ fn the_gateways_own_block_and_warning_are_recoverable() {
             }
         );
     }
-    let warned: Vec<_> = recorded.iter().filter(|(_, r)| matches!(r, Recorded::Completed { loop_warning: Some(_) })).collect();
+    let warned: Vec<_> =
+        recorded.iter().filter(|(_, r)| matches!(r, Recorded::Completed { loop_warning: Some(_) })).collect();
     assert_eq!(warned.len(), 1);
     assert_eq!(warned[0].0.reference.call_index, Some(exp["warning"]["callIndex"].as_u64().unwrap() as u32));
 }
@@ -180,8 +190,14 @@ fn replaying_the_real_history_fires_where_the_gateway_fired() {
     let block = loop_row.first_block.as_ref().unwrap();
     let gateway = loop_row.gateway_block.as_ref().unwrap();
     assert_eq!((block.call, block.detector.as_str(), block.tool.as_str()), (21, "generic_repeat", "exec"));
-    assert_eq!((gateway.call, gateway.detector.as_str()), (lp["gatewayBlock"]["callIndex"].as_u64().unwrap() as u32, "generic_repeat"));
-    assert_eq!(loop_row.first_warning.as_ref().map(|w| w.call), Some(lp["warning"]["callIndex"].as_u64().unwrap() as u32));
+    assert_eq!(
+        (gateway.call, gateway.detector.as_str()),
+        (lp["gatewayBlock"]["callIndex"].as_u64().unwrap() as u32, "generic_repeat")
+    );
+    assert_eq!(
+        loop_row.first_warning.as_ref().map(|w| w.call),
+        Some(lp["warning"]["callIndex"].as_u64().unwrap() as u32)
+    );
     // (b): the gateway's post-compaction guard aborted the run on the outcome of the third
     // identical call after the compaction (call 9), and that outcome was never persisted: the
     // transcript ends with call 9 unanswered. The replay sees the compaction and two identical
@@ -189,9 +205,14 @@ fn replaying_the_real_history_fires_where_the_gateway_fired() {
     let cp = row(exp["sessions"]["compaction"]["sessionKey"].as_str().unwrap());
     assert_eq!((cp.tool_calls, cp.aborts, cp.unanswered_calls), (9, 0, 1));
     let traces_b = traces.iter().find(|t| t.info.session_key == cp.session_key).unwrap();
-    let last_call = traces_b.events.iter().rev().find(|e| e.reference.kind == loopguard_transcripts::EventKind::ToolCall).unwrap();
+    let last_call =
+        traces_b.events.iter().rev().find(|e| e.reference.kind == loopguard_transcripts::EventKind::ToolCall).unwrap();
     assert_eq!(last_call.reference.call_index, Some(9));
-    assert_eq!(traces_b.events.last().unwrap().reference.call_index, Some(9), "the session ends on the unanswered call");
+    assert_eq!(
+        traces_b.events.last().unwrap().reference.call_index,
+        Some(9),
+        "the session ends on the unanswered call"
+    );
     for s in ["zstd", "healthy"] {
         let r = row(exp["sessions"][s]["sessionKey"].as_str().unwrap());
         assert_eq!((r.warnings, r.blocks, r.aborts), (0, 0, 0), "{s}");
@@ -255,7 +276,10 @@ fn the_deleted_session_archive_reads_compressed_or_not() {
     assert!(found.errors.is_empty(), "{:?}", found.errors);
     assert_eq!(found.sessions.len(), 5);
     let from_file = sessions_of(&agent.join("sessions").join(zst.file_name().unwrap()));
-    assert_eq!(from_file[0].session_key, expected(&dir)["files"]["deletedSessionJsonl"]["sessionKey"].as_str().unwrap());
+    assert_eq!(
+        from_file[0].session_key,
+        expected(&dir)["files"]["deletedSessionJsonl"]["sessionKey"].as_str().unwrap()
+    );
     assert_eq!(from_file[0].key_source, KeySource::TranscriptArchives);
     // Found with its store, it is read once, from the store's copy, which is the same.
     let deleted = found.sessions.iter().find(|s| s.session_id == a.session_id).unwrap();

@@ -66,9 +66,11 @@ fn a_100k_row_store_is_streamed_in_bounded_memory() {
     store.conn.execute_batch("COMMIT").unwrap();
     let (rows, payload): (i64, i64) = store
         .conn
-        .query_row("SELECT count(*), sum(coalesce(event_utf8_bytes, length(event_json))) FROM transcript_events", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "SELECT count(*), sum(coalesce(event_utf8_bytes, length(event_json))) FROM transcript_events",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert!(rows > 100_000, "{rows} rows");
     drop(store);
@@ -90,7 +92,11 @@ fn a_100k_row_store_is_streamed_in_bounded_memory() {
     }
     let grown_kib = peak_rss_kib().saturating_sub(before);
     assert_eq!((tool_calls, results), ((SESSIONS * CALLS) as u64, (SESSIONS * CALLS) as u64));
-    eprintln!("{rows} rows, {:.1} MB of records; peak RSS grew by {:.1} MB (peak reset: {reset})", payload as f64 / 1e6, grown_kib as f64 / 1024.0);
+    eprintln!(
+        "{rows} rows, {:.1} MB of records; peak RSS grew by {:.1} MB (peak reset: {reset})",
+        payload as f64 / 1e6,
+        grown_kib as f64 / 1024.0
+    );
     if reset {
         assert!(grown_kib < 24 * 1024, "peak RSS grew by {grown_kib} KiB reading {payload} bytes of records");
     }

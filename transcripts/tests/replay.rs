@@ -6,7 +6,9 @@
 mod common;
 
 use common::*;
-use loopguard_transcripts::{apply_overrides, discover, what_if, Change, Importer, Report, ReportBuilder, SessionTrace};
+use loopguard_transcripts::{
+    apply_overrides, discover, what_if, Change, Importer, Report, ReportBuilder, SessionTrace,
+};
 use serde_json::{json, Value};
 
 const ON: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
@@ -24,10 +26,17 @@ fn gateway_loop(session: &str, tool: &str, n: usize) -> Vec<Value> {
         out.push(assistant(&a, &parent, "run-1", &[(&c, tool, args)]));
         let reason = CRITICAL.replace("TOOL", tool);
         let (content, details, is_error) = if i > 20 {
-            (json!([{"type":"text","text":format!("{reason}\n\nDo not repeat this exact tool action.")}]),
-             json!({"status":"blocked","deniedReason":"tool-loop","reason":reason}), true)
+            (
+                json!([{"type":"text","text":format!("{reason}\n\nDo not repeat this exact tool action.")}]),
+                json!({"status":"blocked","deniedReason":"tool-loop","reason":reason}),
+                true,
+            )
         } else if i == 11 {
-            (json!([{"type":"text","text":"same"},{"type":"text","text":WARNING}]), json!({"status":"completed","durationMs":i}), false)
+            (
+                json!([{"type":"text","text":"same"},{"type":"text","text":WARNING}]),
+                json!({"status":"completed","durationMs":i}),
+                false,
+            )
         } else {
             (json!([{"type":"text","text":"same"}]), json!({"status":"completed","durationMs":i}), false)
         };
@@ -93,7 +102,11 @@ fn the_guard_blocks_where_openclaws_own_guard_blocked() {
         assert_eq!((w.call, w.detector.as_str(), w.count), (11, "generic_repeat", Some(10)), "{}", row.session_key);
         assert_eq!((b.call, b.detector.as_str(), b.count), (21, "generic_repeat", Some(20)), "{}", row.session_key);
         let g = row.gateway_block.as_ref().unwrap();
-        assert_eq!((g.call, g.detector.as_str()), (21, "generic_repeat"), "the transcript's own block is at the same call");
+        assert_eq!(
+            (g.call, g.detector.as_str()),
+            (21, "generic_repeat"),
+            "the transcript's own block is at the same call"
+        );
         assert_eq!(row.gateway_warning.as_ref().map(|f| f.call), Some(11));
         assert_eq!(row.blocks, 2, "the 22nd identical call is blocked again (the veto result has no hash)");
     }
@@ -150,7 +163,9 @@ fn what_if_on_real_decisions() {
     drop(store);
     let traces = import(tmp.path());
     let a = report(ON, &traces);
-    let stricter = apply_overrides(ON, &["tools.loopDetection.warningThreshold=5", "tools.loopDetection.criticalThreshold=7"]).unwrap();
+    let stricter =
+        apply_overrides(ON, &["tools.loopDetection.warningThreshold=5", "tools.loopDetection.criticalThreshold=7"])
+            .unwrap();
     let b = report(&stricter, &traces);
     let w = what_if(&a, &b);
     assert_eq!(w.summary.sessions, 2);

@@ -74,19 +74,34 @@ fn the_report_names_the_first_warning_and_block_of_each_session() {
     let report = report.finish();
     let long = &report.rows[0];
     assert_eq!(long.tool_calls, 26);
-    assert_eq!(long.first_warning, Some(Finding { call: 11, detector: "generic_repeat".into(), tool: "exec".into(), count: Some(10) }));
-    assert_eq!(long.first_block, Some(Finding { call: 21, detector: "generic_repeat".into(), tool: "exec".into(), count: Some(20) }));
+    assert_eq!(
+        long.first_warning,
+        Some(Finding { call: 11, detector: "generic_repeat".into(), tool: "exec".into(), count: Some(10) })
+    );
+    assert_eq!(
+        long.first_block,
+        Some(Finding { call: 21, detector: "generic_repeat".into(), tool: "exec".into(), count: Some(20) })
+    );
     assert_eq!((long.warnings, long.blocks), (10, 6));
-    assert_eq!(long.gateway_block, Some(Finding { call: 26, detector: "generic_repeat".into(), tool: "exec".into(), count: Some(20) }));
+    assert_eq!(
+        long.gateway_block,
+        Some(Finding { call: 26, detector: "generic_repeat".into(), tool: "exec".into(), count: Some(20) })
+    );
     let short = &report.rows[1];
     assert_eq!((short.tool_calls, short.first_warning.clone(), short.first_block.clone()), (5, None, None));
     let s = &report.summary;
-    assert_eq!((s.sessions, s.tool_calls, s.sessions_with_warnings, s.sessions_with_blocks, s.sessions_with_gateway_blocks), (2, 31, 1, 1, 1));
+    assert_eq!(
+        (s.sessions, s.tool_calls, s.sessions_with_warnings, s.sessions_with_blocks, s.sessions_with_gateway_blocks),
+        (2, 31, 1, 1, 1)
+    );
     assert_eq!(s.by_detector["generic_repeat"].sessions_blocked, 1);
 
     let table = report.to_table();
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines[0], "AGENT  SESSION           CALLS  FIRST WARNING            FIRST BLOCK              ABORTS  GATEWAY BLOCKED");
+    assert_eq!(
+        lines[0],
+        "AGENT  SESSION           CALLS  FIRST WARNING            FIRST BLOCK              ABORTS  GATEWAY BLOCKED"
+    );
     assert_eq!(lines[1], "main   agent:main:long   26     #11 generic_repeat exec  #21 generic_repeat exec  0       #26 generic_repeat exec");
     assert_eq!(lines[2], "main   agent:main:short  5      -                        -                        0       -");
     assert!(table.contains("2 sessions, 31 tool calls: 1 with warnings, 1 with blocks, 0 with aborts (1 blocked by the gateway itself)"), "{table}");
@@ -142,7 +157,10 @@ fn what_if_lists_the_sessions_whose_verdicts_change() {
 
     let table = w.to_table();
     assert!(table.contains("main   agent:main:long   blocks 5 calls earlier  #21 generic_repeat exec"), "{table}");
-    assert!(table.contains("2 of 2 sessions change: 1 newly blocked, 0 no longer blocked, 1 blocked earlier"), "{table}");
+    assert!(
+        table.contains("2 of 2 sessions change: 1 newly blocked, 0 no longer blocked, 1 blocked earlier"),
+        "{table}"
+    );
     let lines: Vec<serde_json::Value> = w.to_jsonl().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines[0]["type"], "change");
     assert_eq!(lines[0]["changes"][0]["change"], "first_block_earlier");
@@ -156,7 +174,10 @@ fn progress_reports_sessions_and_calls_and_the_bar_hides_off_a_terminal() {
     let found = discover(&[tmp.path()]);
     let mut seen = Vec::new();
     let mut importer = Importer::default();
-    let n = importer.traces(&found.sessions).with_progress(loopguard_transcripts::progress_fn(|done, total, calls| seen.push((done, total, calls)))).count();
+    let n = importer
+        .traces(&found.sessions)
+        .with_progress(loopguard_transcripts::progress_fn(|done, total, calls| seen.push((done, total, calls))))
+        .count();
     assert_eq!(n, 2);
     assert_eq!(seen, vec![(0, 2, 0), (1, 2, 26), (2, 2, 31)]);
     // Test output is captured, so stderr is not a terminal here.

@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use loopguard_transcripts::{discover, ErrorKind, Importer, KeySource, Location, Outcome, Recorded, SourceFormat, TraceEvent};
+use loopguard_transcripts::{
+    discover, ErrorKind, Importer, KeySource, Location, Outcome, Recorded, SourceFormat, TraceEvent,
+};
 use serde_json::json;
 
 fn state_store(dir: &std::path::Path, agent: &str) -> StoreBuilder {
@@ -65,7 +67,10 @@ fn tool_calls_and_results_map_to_trace_events() {
     let result = r#"{"kind":"tool_result","session":"agent:main:lg1","tool":"exec","args":{"command":"echo loop"},"result":{"content":[{"type":"text","text":"loop"}],"details":{"aggregated":"loop","cwd":"/w","durationMs":287,"exitCode":0,"exitReason":"exit","exitSignal":null,"noOutputTimedOut":false,"status":"completed"}},"run":"run-1","agent":"main","call_id":"call_fake_1","ts_ms":1796155677630}"#;
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[0], call);
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&lines[1]).unwrap(), serde_json::from_str::<serde_json::Value>(result).unwrap());
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&lines[1]).unwrap(),
+        serde_json::from_str::<serde_json::Value>(result).unwrap()
+    );
     assert_eq!(read.stats.tool_calls, 2);
     assert_eq!(read.stats.tool_results, 2);
 }
@@ -88,7 +93,10 @@ fn compressed_rows_read_the_same_as_plain_ones() {
         compressed += usize::from(before >= 1024);
     }
     assert_eq!(compressed, 5, "the padded results are stored compressed");
-    let n: i64 = store.conn.query_row("SELECT count(*) FROM transcript_events WHERE event_json IS NULL", [], |r| r.get(0)).unwrap();
+    let n: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM transcript_events WHERE event_json IS NULL", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, 5);
     drop(store);
     let found = discover(&[tmp.path().join("a.sqlite")]);
@@ -138,7 +146,8 @@ fn a_leaf_record_makes_an_older_branch_active_again() {
     drop(store);
     let found = discover(&[tmp.path().join("a.sqlite")]);
     let (lines, _) = trace_lines(&found.sessions[0]);
-    let ids: Vec<_> = lines.iter().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["call_id"].clone()).collect();
+    let ids: Vec<_> =
+        lines.iter().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["call_id"].clone()).collect();
     assert_eq!(ids, vec![json!("c1"), json!("c1"), json!("c3")]);
 }
 
@@ -167,7 +176,8 @@ fn blocked_calls_are_results_with_the_gateways_detector() {
     let mut store = StoreBuilder::create(&tmp.path().join("a.sqlite"), "main");
     store.session("agent:main:blk", "s");
     let mut records = exec_loop("s", "run-1", 20, false);
-    let reason = "CRITICAL: Called exec with identical outcomes 20 times. Session execution blocked to prevent runaway loops.";
+    let reason =
+        "CRITICAL: Called exec with identical outcomes 20 times. Session execution blocked to prevent runaway loops.";
     records.push(assistant("a21", "r20", "run-1", &[("call_fake_21", "exec", json!({"command":"echo loop"}))]));
     records.push(result(
         "r21",
@@ -203,12 +213,21 @@ fn blocked_calls_are_results_with_the_gateways_detector() {
     assert_eq!(blocked.reference.call_index, Some(21));
     assert_eq!(
         blocked.reference.recorded,
-        Some(Recorded::Blocked { denied_reason: "tool-loop".into(), detector: Some("generic_repeat".into()), count: Some(20) })
+        Some(Recorded::Blocked {
+            denied_reason: "tool-loop".into(),
+            detector: Some("generic_repeat".into()),
+            count: Some(20)
+        })
     );
     let TraceEvent::ToolResult(r) = &blocked.event else { unreachable!() };
     assert!(matches!(&r.outcome, Outcome::Result(v) if v["details"]["status"] == "blocked"));
     let TraceEvent::ToolResult(p) = &results[21].event else { unreachable!() };
-    assert_eq!(p.outcome, Outcome::Result(json!({"content":[{"type":"text","text":plugin_reason}],"details":{"status":"blocked","deniedReason":"plugin-before-tool-call","reason":plugin_reason}})));
+    assert_eq!(
+        p.outcome,
+        Outcome::Result(
+            json!({"content":[{"type":"text","text":plugin_reason}],"details":{"status":"blocked","deniedReason":"plugin-before-tool-call","reason":plugin_reason}})
+        )
+    );
 }
 
 #[test]
@@ -223,7 +242,13 @@ fn damaged_rows_are_named_and_the_rest_is_read() {
         store.plain("bad", r);
     }
     // The second result is a compressed row whose blob is garbage (its navigation is intact).
-    let corrupt_seq = store.raw("bad", None, Some(b"\x28\xb5\x2f\xfdnot really zstd"), Some(300), Some(&navigation_json(&records[5])));
+    let corrupt_seq = store.raw(
+        "bad",
+        None,
+        Some(b"\x28\xb5\x2f\xfdnot really zstd"),
+        Some(300),
+        Some(&navigation_json(&records[5])),
+    );
     // Then a plain row that is not JSON.
     let malformed_seq = store.raw("bad", Some("{\"type\":\"message\",\"id\":"), None, None, None);
     for r in &records[6..] {
@@ -408,14 +433,23 @@ fn cold_archived_transcripts_are_read_from_file_or_blob() {
     let formats: Vec<_> = found.sessions.iter().map(|s| (s.session_id.as_str(), s.format.clone())).collect();
     assert_eq!(
         formats,
-        vec![("hot", SourceFormat::AgentStore), ("cold-blob", SourceFormat::ColdArchive), ("cold-file", SourceFormat::ColdArchive)]
+        vec![
+            ("hot", SourceFormat::AgentStore),
+            ("cold-blob", SourceFormat::ColdArchive),
+            ("cold-file", SourceFormat::ColdArchive)
+        ]
     );
     assert_eq!(found.skipped.len(), 1);
     assert_eq!(found.skipped[0].session_id.as_deref(), Some("cold-gone"));
     let mut importer = Importer::default();
     let blob_trace = importer.read_trace(&found.sessions[1]);
     let file_trace = importer.read_trace(&found.sessions[2]);
-    assert!(blob_trace.read.is_clean() && file_trace.read.is_clean(), "{:?} {:?}", blob_trace.read.errors, file_trace.read.errors);
+    assert!(
+        blob_trace.read.is_clean() && file_trace.read.is_clean(),
+        "{:?} {:?}",
+        blob_trace.read.errors,
+        file_trace.read.errors
+    );
     assert_eq!((blob_trace.events.len(), file_trace.events.len()), (4, 6));
     assert_eq!(file_trace.events[0].reference.location, Location::Row(3), "cold rows keep their seq");
     assert_eq!(file_trace.events[0].reference.session.session_key, "agent:main:cold-file");
@@ -429,7 +463,8 @@ fn deleted_and_reset_transcripts_kept_in_the_store_are_read() {
     let jsonl = |id: &str, n| exec_loop(id, "run", n, false).iter().map(|r| r.to_string() + "\n").collect::<String>();
     for (id, reason, encoding, n) in [("old", "reset", "identity", 2), ("gone", "deleted", "zstd", 3)] {
         let text = jsonl(id, n);
-        let blob = if encoding == "zstd" { zstd::bulk::compress(text.as_bytes(), 3).unwrap() } else { text.into_bytes() };
+        let blob =
+            if encoding == "zstd" { zstd::bulk::compress(text.as_bytes(), 3).unwrap() } else { text.into_bytes() };
         store
             .conn
             .execute(

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{lone::sort_distinct, sort_members, Json, LoneSurrogate, Str, MAX_DEPTH};
+use super::{lone::sort_distinct, sort_members, verbatim_len, Json, LoneSurrogate, Str, MAX_DEPTH};
 
 /// What makes two object keys the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -217,8 +217,7 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Result<Str<'a>, JsonError> {
         self.i += 1; // the opening quote
         let start = self.i;
-        let special = |b: &u8| *b == b'"' || *b == b'\\' || *b < 0x20;
-        self.i += self.s[self.i..].iter().position(special).unwrap_or(self.s.len() - self.i);
+        self.i += verbatim_len(&self.s[self.i..]);
         if self.peek() == Some(b'"') {
             // No escapes: borrow. We stopped on an ASCII byte, so this is a char boundary.
             self.i += 1;
@@ -240,7 +239,7 @@ impl<'a> Parser<'a> {
                 Some(b) if b < 0x20 => return Err(self.err("control character in a string (escape it)")),
                 Some(_) => {
                     let run = self.i;
-                    self.i += self.s[self.i..].iter().position(special).unwrap_or(self.s.len() - self.i);
+                    self.i += verbatim_len(&self.s[self.i..]);
                     out.push_str(&self.src[run..self.i]);
                 }
             }

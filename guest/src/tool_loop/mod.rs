@@ -8,7 +8,7 @@
 //! to stop. This module reproduces that decision for decision.
 //!
 //! ## How
-//! - [`outcome`] hashes what a tool returned, per tool family, so volatile fields do not hide a
+//! - [`facts`] fingerprints a call once per call; [`outcome`] hashes what a tool returned, per tool family, so volatile fields do not hide a
 //!   loop; [`history`] keeps the records of one session.
 //! - One file per detector, each `check(&Scope, &LoopSettings) -> Option<Finding>` over the
 //!   session's history, run in OpenClaw's order by [`Session::check`]: [`unknown_tool`],
@@ -23,6 +23,7 @@
 
 pub mod argument_churn;
 pub mod circuit_breaker;
+pub mod facts;
 pub mod generic_repeat;
 pub mod history;
 pub mod known_poll;
@@ -35,10 +36,8 @@ mod session;
 pub mod unknown_tool;
 pub mod warnings;
 
-use crate::canonical::Style;
-use crate::config::profile::{ToolRules, DOCUMENTED};
-use crate::digest::{args_digest_in, name_id, Digest};
-use crate::json::Json;
+use crate::digest::Digest;
+pub use facts::{Args, CallFacts, FactsMemo};
 use history::Record;
 pub use outcome::{HashedOutcome, Outcome};
 pub use session::{Session, SessionWire};
@@ -54,7 +53,7 @@ pub struct ToolCall<'a> {
     /// The tool name.
     pub tool: &'a str,
     /// The call's arguments.
-    pub args: &'a Json<'a>,
+    pub args: Args<'a>,
     /// The run id, exactly as passed.
     pub run: Option<&'a str>,
     /// The agent id.
@@ -190,40 +189,4 @@ pub struct Scope<'h> {
     pub records: Vec<&'h Record>,
     /// The no-progress streak of this call.
     pub streak: no_progress::Streak,
-}
-
-/// The fingerprint of a call: computed once per check and once per outcome.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallFacts {
-    /// `argsHash`: tool name + canonical params (`update_plan` reduced to its shape).
-    pub args: Digest,
-    /// The params' string `action`, if any (what `process` and `message` outcomes look at).
-    pub action: Option<String>,
-    /// [`name_id`] of the tool name.
-    pub tool_id: u64,
-    /// Run scope: [`name_id`] of the normalized run id.
-    pub run: Option<u64>,
-}
-
-impl CallFacts {
-    /// The facts of `call` under the documented rules.
-    pub fn of(call: &ToolCall<'_>) -> Self {
-        Self::of_in(call, &DOCUMENTED.tool)
-    }
-
-    /// The facts of `call` under a profile's rules (the `update_plan` shape, lone surrogates).
-    pub fn of_in(call: &ToolCall<'_>, rules: &ToolRules) -> Self {
-        let style = Style { lone_surrogates: rules.keep_lone_surrogates, marker_ids: false };
-        let args = if call.tool == "update_plan" && rules.update_plan_shape {
-            args_digest_in(call.tool, &outcome::plan_shape(call.args), style)
-        } else {
-            args_digest_in(call.tool, call.args, style)
-        };
-        CallFacts {
-            args,
-            action: call.args.get("action").and_then(Json::as_str).map(str::to_string),
-            tool_id: name_id(call.tool),
-            run: history::run_scope(call.run),
-        }
-    }
 }

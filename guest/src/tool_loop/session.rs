@@ -65,14 +65,13 @@ impl Session {
         &self.recovery
     }
 
-    /// Checks a call before it runs, and records it unless it is blocked or the profile's
-    /// recording rule says no. Under openclaw 2026.9's rules a block leaves a veto record and is
+    /// Checks a call (its `facts` from [`CallFacts::of`]) before it runs, and records it unless
+    /// it is blocked or the profile's recording rule says no. Under openclaw 2026.9's rules a block leaves a veto record and is
     /// worded by [`Recovery`].
-    pub fn check(&mut self, call: &ToolCall<'_>, s: &LoopSettings) -> ToolVerdict {
+    pub fn check(&mut self, call: &ToolCall<'_>, facts: &CallFacts, s: &LoopSettings) -> ToolVerdict {
         let name = tool_name(call.tool, s.rules);
         let call = &ToolCall { tool: &name, ..*call };
-        let facts = CallFacts::of_in(call, s.rules);
-        let verdict = match self.detect(call, &facts, s) {
+        let verdict = match self.detect(call, facts, s) {
             None => ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false },
             Some(f) if f.critical => {
                 if s.rules.record_blocked_calls {
@@ -134,17 +133,18 @@ impl Session {
             .or_else(|| generic_repeat::warning(&scope, s))
     }
 
-    /// Records an outcome (whatever `enabled` says) and feeds the post-compaction guard.
+    /// Records the outcome of the call with `facts` (whatever `enabled` says) and feeds the
+    /// post-compaction guard.
     pub fn outcome(
         &mut self,
         call: &ToolCall<'_>,
+        facts: &CallFacts,
         outcome: Outcome<'_>,
         s: &LoopSettings,
         send_tools: &[String],
     ) -> OutcomeVerdict {
         let name = tool_name(call.tool, s.rules);
         let call = &ToolCall { tool: &name, ..*call };
-        let facts = CallFacts::of_in(call, s.rules);
         let how = Hashing { rules: s.rules, send_tools };
         let Some(hashed) = outcome::hash_outcome_with(call.tool, facts.action.as_deref(), outcome, &how) else {
             return OutcomeVerdict::Ignored;

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use loopguard_host::{ToolCall, ToolOutcome};
 use loopguard_policy::gateway::Gateway as Native;
 use loopguard_policy::json;
-use loopguard_policy::tool_loop::{Outcome, ToolCall as NativeCall};
+use loopguard_policy::tool_loop::{Args, Outcome, ToolCall as NativeCall};
 use loopguard_tests::workload::Event;
 
 /// The host's call and outcome for an event (run `run-1`, no agent, no call id).
@@ -22,13 +22,18 @@ pub fn wasm_call(e: &Event) -> (ToolCall, ToolOutcome) {
     (call, ToolOutcome::Returned(e.result.clone()))
 }
 
-/// What the component does for one decision, natively: read the arguments, check; read the
-/// result, record the outcome (interface 1.0 has one entry per decision, no text fast paths).
+/// What the component does for one decision, natively: check the call (its arguments as text),
+/// read the result, record the outcome (interface 1.0 has one entry per decision).
 pub fn native_decide(gw: &mut Native, e: &Event) {
-    let args = json::parse(&e.args).expect("valid args");
-    let call =
-        NativeCall { session: &e.session, tool: e.tool, args: &args, run: Some("run-1"), agent: None, call_id: None };
-    black_box(gw.check_tool_call(&call));
+    let call = NativeCall {
+        session: &e.session,
+        tool: e.tool,
+        args: Args::Text(&e.args),
+        run: Some("run-1"),
+        agent: None,
+        call_id: None,
+    };
+    black_box(gw.check_tool_call(&call).expect("valid args"));
     let result = json::parse(&e.result).expect("valid result");
-    black_box(gw.record_tool_outcome(&call, Outcome::Result(&result)));
+    black_box(gw.record_tool_outcome(&call, Outcome::Result(&result)).expect("valid args"));
 }

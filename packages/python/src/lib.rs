@@ -119,6 +119,11 @@ struct Guard {
     inner: SwappableGateway,
 }
 
+/// A tool verdict as the Python side unpacks it: (action, detector, count, message, notify).
+type VerdictTuple = (&'static str, Option<String>, u32, Option<String>, bool);
+/// An outcome verdict as the Python side unpacks it: (action, detector, count, tool, message).
+type OutcomeTuple = (&'static str, Option<String>, u32, Option<String>, Option<String>);
+
 #[pymethods]
 impl Guard {
     /// A guard of the policy at `policy` (a path; `None` = the shipped one) with `config`.
@@ -149,11 +154,7 @@ impl Guard {
     }
 
     /// (action, detector, count, message, notify).
-    fn check_tool_call(
-        &self,
-        py: Python<'_>,
-        call: CallArgs,
-    ) -> PyResult<(&'static str, Option<String>, u32, Option<String>, bool)> {
+    fn check_tool_call(&self, py: Python<'_>, call: CallArgs) -> PyResult<VerdictTuple> {
         let v = self.inner.check_tool_call(&tool_call(call)).map_err(|e| py_error(py, e))?;
         let action = match v.action {
             ToolAction::Allow => "allow",
@@ -164,13 +165,7 @@ impl Guard {
     }
 
     /// (action, detector, count, tool, message); `threw` says whether `text` is an error.
-    fn record_tool_outcome(
-        &self,
-        py: Python<'_>,
-        call: CallArgs,
-        threw: bool,
-        text: String,
-    ) -> PyResult<(&'static str, Option<String>, u32, Option<String>, Option<String>)> {
+    fn record_tool_outcome(&self, py: Python<'_>, call: CallArgs, threw: bool, text: String) -> PyResult<OutcomeTuple> {
         let outcome = if threw { ToolOutcome::Threw(text) } else { ToolOutcome::Returned(text) };
         Ok(match self.inner.record_tool_outcome(&tool_call(call), &outcome).map_err(|e| py_error(py, e))? {
             OutcomeVerdict::Recorded => ("recorded", None, 0, None, None),

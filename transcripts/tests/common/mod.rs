@@ -95,7 +95,14 @@ impl StoreBuilder {
     }
 
     /// Appends raw column values (for damaged rows).
-    pub fn raw(&mut self, session: &str, event_json: Option<&str>, zstd: Option<&[u8]>, bytes: Option<i64>, nav: Option<&str>) -> i64 {
+    pub fn raw(
+        &mut self,
+        session: &str,
+        event_json: Option<&str>,
+        zstd: Option<&[u8]>,
+        bytes: Option<i64>,
+        nav: Option<&str>,
+    ) -> i64 {
         let seq = self.seq(session);
         self.conn
             .execute(
@@ -110,7 +117,17 @@ impl StoreBuilder {
 /// A `navigation_json` as OpenClaw stores it beside a compressed row (the keys its CHECK needs).
 pub fn navigation_json(record: &Value) -> String {
     let mut nav = serde_json::Map::new();
-    for key in ["type", "id", "parentId", "targetId", "appendParentId", "appendMode", "timestamp", "version", "firstKeptEntryId"] {
+    for key in [
+        "type",
+        "id",
+        "parentId",
+        "targetId",
+        "appendParentId",
+        "appendMode",
+        "timestamp",
+        "version",
+        "firstKeptEntryId",
+    ] {
         if let Some(v) = record.get(key) {
             nav.insert(key.into(), v.clone());
         }
@@ -149,13 +166,25 @@ pub fn user(id: &str, parent: Option<&str>, text: &str) -> Value {
 }
 
 pub fn assistant(id: &str, parent: &str, run: &str, calls: &[(&str, &str, Value)]) -> Value {
-    let content: Vec<Value> = calls.iter().map(|(cid, name, args)| json!({"type":"toolCall","id":cid,"name":name,"arguments":args})).collect();
+    let content: Vec<Value> = calls
+        .iter()
+        .map(|(cid, name, args)| json!({"type":"toolCall","id":cid,"name":name,"arguments":args}))
+        .collect();
     json!({"type":"message","id":id,"parentId":parent,"timestamp":"2026-12-01T20:07:57.166Z",
            "message":{"role":"assistant","content":content,"api":"openai-completions","provider":"fake","model":"loop-1",
                       "stopReason":"toolUse","timestamp":1796155676750u64,"__openclaw":{"runId":run}}})
 }
 
-pub fn result(id: &str, parent: &str, run: &str, call_id: &str, name: &str, content: Value, details: Value, is_error: bool) -> Value {
+pub fn result(
+    id: &str,
+    parent: &str,
+    run: &str,
+    call_id: &str,
+    name: &str,
+    content: Value,
+    details: Value,
+    is_error: bool,
+) -> Value {
     json!({"type":"message","id":id,"parentId":parent,"timestamp":"2026-12-01T20:07:57.630Z",
            "message":{"role":"toolResult","toolCallId":call_id,"toolName":name,"content":content,"details":details,
                       "isError":is_error,"timestamp":1796155677628u64,"__openclaw":{"runId":run}}})
@@ -216,23 +245,38 @@ pub fn write_trajectory(dir: &Path, session_key: &str, session_id: &str, records
     write_trajectory_with(dir, session_key, session_id, records, false)
 }
 
-pub fn write_trajectory_with(dir: &Path, session_key: &str, session_id: &str, records: &[Value], truncate_branch: bool) {
+pub fn write_trajectory_with(
+    dir: &Path,
+    session_key: &str,
+    session_id: &str,
+    records: &[Value],
+    truncate_branch: bool,
+) {
     std::fs::create_dir_all(dir).unwrap();
     let header = records.iter().find(|r| r["type"] == "session").cloned().unwrap_or(Value::Null);
     let entries: Vec<Value> = records.iter().filter(|r| r["type"] != "session").cloned().collect();
     let leaf = entries.last().and_then(|e| e.get("id")).cloned().unwrap_or(Value::Null);
     let manifest = json!({"traceSchema":"openclaw-trajectory","schemaVersion":1,"sessionId":session_id,"sessionKey":session_key,"leafId":leaf});
     std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-    let mut events = vec![json!({"traceSchema":"openclaw-trajectory","source":"runtime","type":"session.started","ts":"2026-12-01T20:00:00.000Z","seq":0,"sessionKey":session_key,"runId":"r","data":{}})];
+    let mut events = vec![
+        json!({"traceSchema":"openclaw-trajectory","source":"runtime","type":"session.started","ts":"2026-12-01T20:00:00.000Z","seq":0,"sessionKey":session_key,"runId":"r","data":{}}),
+    ];
     let mut seq = 0;
     for e in &entries {
-        let base = |ty: &str, data: Value, seq: i64| json!({"traceSchema":"openclaw-trajectory","schemaVersion":1,"traceId":session_id,"source":"transcript","type":ty,
+        let base = |ty: &str, data: Value, seq: i64| {
+            json!({"traceSchema":"openclaw-trajectory","schemaVersion":1,"traceId":session_id,"source":"transcript","type":ty,
             "ts":e["timestamp"],"seq":0,"sourceSeq":seq,"sessionId":session_id,"sessionKey":session_key,"workspaceDir":"$WORKSPACE_DIR",
-            "entryId":e["id"],"parentEntryId":e["parentId"],"data":data});
+            "entryId":e["id"],"parentEntryId":e["parentId"],"data":data})
+        };
         match e["type"].as_str() {
             Some("message") => {
                 let role = e["message"]["role"].as_str().unwrap_or("");
-                let ty = match role { "user" => "user.message", "assistant" => "assistant.message", "toolResult" => "tool.result", _ => "message.other" };
+                let ty = match role {
+                    "user" => "user.message",
+                    "assistant" => "assistant.message",
+                    "toolResult" => "tool.result",
+                    _ => "message.other",
+                };
                 seq += 1;
                 events.push(base(ty, json!({"message": e["message"]}), seq));
                 if let Some(parts) = e["message"]["content"].as_array() {
@@ -268,7 +312,9 @@ pub fn write_trajectory_with(dir: &Path, session_key: &str, session_id: &str, re
 }
 
 /// The trace lines of a session, read with a fresh importer.
-pub fn trace_lines(info: &std::sync::Arc<loopguard_transcripts::SessionInfo>) -> (Vec<String>, loopguard_transcripts::SessionRead) {
+pub fn trace_lines(
+    info: &std::sync::Arc<loopguard_transcripts::SessionInfo>,
+) -> (Vec<String>, loopguard_transcripts::SessionRead) {
     let mut importer = loopguard_transcripts::Importer::default();
     let mut lines = Vec::new();
     let read = importer.read_session(info, &mut |e| lines.push(e.event.to_line()));
