@@ -63,12 +63,8 @@ cp "$DIST/loopguard_policy.wasm" packages/python/python/loopguard/loopguard_poli
     maturin sdist --out "$DIST" >&2
 )
 
-say "the OpenClaw plugin (packages/openclaw-plugin: npm ci, scripts/pack.mjs bundles loopguard)"
-(
-    cd packages/openclaw-plugin
-    PATH="$NODE24_BIN:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2
-    PATH="$NODE24_BIN:$PATH" node scripts/pack.mjs --out "$DIST" >/dev/null
-)
+say "the OpenClaw plugin (packages/openclaw-plugin: scripts/pack.mjs installs and bundles loopguard)"
+(cd packages/openclaw-plugin && PATH="$NODE24_BIN:$PATH" node scripts/pack.mjs --out "$DIST" >/dev/null)
 
 say "the Rust crates (cargo package: self-contained, the policy shipped inside)"
 mkdir -p host/policy

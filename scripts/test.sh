@@ -43,9 +43,8 @@ stage "packages/python: pytest on the built wheel"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps dist/loopguard-*.whl
 .venv/bin/python -m pytest -q packages/python/tests
 
-stage "packages/openclaw-plugin: node --test (Node 24)"
-(cd packages/openclaw-plugin && PATH="$NODE24_BIN:$PATH" npm ci --no-audit --no-fund --loglevel=error &&
-    "$NODE24_BIN/node" --test test/)
+stage "packages/openclaw-plugin: node --test (Node 24; its node_modules come from dist.sh's pack.mjs)"
+(cd packages/openclaw-plugin && "$NODE24_BIN/node" --test test/)
 
 stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
 (cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
