@@ -25,6 +25,11 @@ stage() { echo "test: $*" >&2; }
 stage "cargo test --workspace $*"
 cargo test --workspace --exclude loopguard-python "$@"
 
+stage "the Rust quick start (cargo run -p loopguard-host --example quickstart) blocks at call 21"
+quickstart="$(cargo run -q -p loopguard-host --example quickstart)"
+echo "$quickstart" >&2
+grep -q '^call 21: block$' <<<"$quickstart"
+
 stage "cargo test -p loopguard-policy --target wasm32-wasip2 (under wasmtime run)"
 # The integration tests read example traces and oracle cases: the checkout is preopened at its own path.
 CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run --dir=$ROOT" cargo test -p loopguard-policy --target wasm32-wasip2 --lib --tests
