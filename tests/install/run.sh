@@ -41,7 +41,15 @@ if PATH="$CLEAN_PATH" command -v cargo >/dev/null || PATH="$CLEAN_PATH" command 
     echo "install: the clean PATH still has cargo or rustc" >&2
     exit 2
 fi
-run() { env -i HOME="$WORK/home" PATH="$CLEAN_PATH" TMPDIR="$WORK" "$@"; }
+# The machine's network settings (a proxy and its CA, a registry mirror) are the user's too: they
+# pass through the otherwise empty environment.
+PASS_ENV=()
+for v in NODE_EXTRA_CA_CERTS SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE PIP_CERT PIP_INDEX_URL \
+    PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_DEFAULT_TIMEOUT npm_config_registry npm_config_cafile \
+    HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy; do
+    if [ -n "${!v:-}" ]; then PASS_ENV+=("$v=${!v}"); fi
+done
+run() { env -i "${PASS_ENV[@]}" HOME="$WORK/home" PATH="$CLEAN_PATH" TMPDIR="$WORK" "$@"; }
 mkdir -p "$WORK/home"
 # The machine's registry settings (a proxy's CA) are the user's, not ours: pass them through.
 [ -f "$HOME/.npmrc" ] && cp "$HOME/.npmrc" "$WORK/home/.npmrc"
