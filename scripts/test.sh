@@ -41,6 +41,8 @@ stage "tests/install/run.sh (the packages in dist/, installed as a user would)"
 bash "$ROOT/tests/install/run.sh" "$ROOT/dist"
 
 stage "packages/node: node --test (Node 20, then Node 24)"
+# the example gateway imports `loopguard` by name, as a user's would (replay.test.mjs runs it)
+(cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
 (cd packages/node && node --test --test-reporter=spec test/)
 (cd packages/node && "$NODE24_BIN/node" --test test/)
 
@@ -52,7 +54,6 @@ stage "packages/openclaw-plugin: node --test (Node 24; its node_modules come fro
 (cd packages/openclaw-plugin && "$NODE24_BIN/node" --test test/)
 
 stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
-(cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
 .venv/bin/python -m pytest -q -rA tests/parity
 
 stage "the OpenClaw oracle (tests/oracle/differential.mjs, short run, the CLI as replayer)"
