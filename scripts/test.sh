@@ -43,15 +43,15 @@ bash "$ROOT/tests/install/run.sh" "$ROOT/dist"
 stage "packages/node: node --test (Node 20, then Node 24)"
 # the example gateway imports `loopguard` by name, as a user's would (replay.test.mjs runs it)
 (cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
-(cd packages/node && node --test --test-reporter=spec test/)
-(cd packages/node && "$NODE24_BIN/node" --test test/)
+(cd packages/node && node --test --test-reporter=spec test/*.test.mjs)
+(cd packages/node && "$NODE24_BIN/node" --test test/*.test.mjs)
 
 stage "packages/python: pytest on the built wheel"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps dist/loopguard-*.whl
 .venv/bin/python -m pytest -q packages/python/tests
 
 stage "packages/openclaw-plugin: node --test (Node 24; its node_modules come from dist.sh's pack.mjs)"
-(cd packages/openclaw-plugin && "$NODE24_BIN/node" --test test/)
+(cd packages/openclaw-plugin && "$NODE24_BIN/node" --test test/*.test.mjs)
 
 stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
 .venv/bin/python -m pytest -q -rA tests/parity
