@@ -59,6 +59,9 @@ stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
 stage "the OpenClaw oracle (tests/oracle/differential.mjs, short run, the CLI as replayer)"
 "$NODE24_BIN/node" tests/oracle/differential.mjs --replayer "$ROOT/target/debug/loopguard replay --config {config} {trace}"
 
+stage "the examples' expected-openclaw-2026.9.jsonl are what the 2026.9.6 package decides (tests/oracle/examples.mjs --check)"
+"$NODE24_BIN/node" tests/oracle/examples.mjs --check
+
 stage "end to end in the real OpenClaw gateway (tests/e2e/run.sh)"
 bash tests/e2e/run.sh
 
