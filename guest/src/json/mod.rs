@@ -63,12 +63,28 @@ pub struct LoneSurrogate {
 pub struct Str<'a> {
     text: Cow<'a, str>,
     lone: Vec<LoneSurrogate>,
+    /// The string literal it was read from, quotes included, when that is exactly what
+    /// `JSON.stringify` writes for it: the canonical writer copies it instead of escaping the
+    /// text again. Why (a floor needs it): the escape scan and its pieces were a tenth of a
+    /// decision through wasmtime (`perf` on `decision_profile`, see docs/PERFORMANCE.md).
+    literal: Option<&'a str>,
 }
 
-impl Str<'_> {
+impl<'a> Str<'a> {
     /// The string without its lone surrogates.
     pub fn as_str(&self) -> &str {
         &self.text
+    }
+
+    /// The JSON literal `JSON.stringify` writes for this string, quotes included, when the
+    /// reader saw it in the text (see the field's docs); `None` for strings built otherwise.
+    pub fn literal(&self) -> Option<&'a str> {
+        self.literal
+    }
+
+    /// A string read from JSON text whose `literal` is exactly what `JSON.stringify` writes.
+    pub(crate) fn read(text: Cow<'a, str>, lone: Vec<LoneSurrogate>, literal: Option<&'a str>) -> Self {
+        Str { text, lone, literal }
     }
 
     /// The lone surrogates `JSON.parse` would have kept, in order.
@@ -106,13 +122,13 @@ impl PartialEq<&str> for Str<'_> {
 
 impl<'a> From<&'a str> for Str<'a> {
     fn from(s: &'a str) -> Self {
-        Str { text: Cow::Borrowed(s), lone: Vec::new() }
+        Str { text: Cow::Borrowed(s), lone: Vec::new(), literal: None }
     }
 }
 
 impl From<String> for Str<'_> {
     fn from(s: String) -> Self {
-        Str { text: Cow::Owned(s), lone: Vec::new() }
+        Str { text: Cow::Owned(s), lone: Vec::new(), literal: None }
     }
 }
 
@@ -199,9 +215,43 @@ pub(crate) fn verbatim_len(b: &[u8]) -> usize {
     done + b[done..].iter().position(special).unwrap_or(b.len() - done)
 }
 
+/// The length of the longest prefix of `b` without `"`, eight bytes at a time like
+/// [`verbatim_len`]. The reader sizes a string with escapes by it: the string's literal ends at
+/// the first unescaped quote, so its text fits unless it holds escaped quotes (then it grows).
+/// Why not a byte loop: in the component that is a load and a branch per byte, and a result's
+/// text of a few hundred bytes otherwise grew five times while it was decoded.
+pub(crate) fn quote_len(b: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let (words, _) = b.as_chunks::<8>();
+    for (n, word) in words.iter().enumerate() {
+        let w = u64::from_le_bytes(*word) ^ (ONES * u64::from(b'"'));
+        let hits = w.wrapping_sub(ONES) & !w & HIGH;
+        if hits != 0 {
+            return n * 8 + (hits.trailing_zeros() / 8) as usize;
+        }
+    }
+    let done = words.len() * 8;
+    done + b[done..].iter().position(|c| *c == b'"').unwrap_or(b.len() - done)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::verbatim_len;
+    use super::{quote_len, verbatim_len};
+
+    #[test]
+    fn quote_len_finds_the_first_quote() {
+        for len in 0..40 {
+            let plain = "a\\é\n".repeat(len).into_bytes();
+            assert_eq!(quote_len(&plain), plain.len());
+            for at in 0..plain.len().min(24) {
+                let mut text = plain.clone();
+                text[at] = b'"';
+                *text.last_mut().expect("not empty") = b'"';
+                assert_eq!(quote_len(&text), at);
+            }
+        }
+    }
 
     #[test]
     fn verbatim_len_stops_at_the_first_byte_a_json_string_cannot_hold() {

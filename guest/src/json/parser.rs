@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{lone::sort_distinct, sort_members, verbatim_len, Json, LoneSurrogate, Str, MAX_DEPTH};
+use super::{lone::sort_distinct, quote_len, sort_members, verbatim_len, Json, LoneSurrogate, Str, MAX_DEPTH};
 
 /// What makes two object keys the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -215,25 +215,32 @@ impl<'a> Parser<'a> {
     }
 
     fn string(&mut self) -> Result<Str<'a>, JsonError> {
+        let open = self.i;
         self.i += 1; // the opening quote
         let start = self.i;
         self.i += verbatim_len(&self.s[self.i..]);
         if self.peek() == Some(b'"') {
             // No escapes: borrow. We stopped on an ASCII byte, so this is a char boundary.
             self.i += 1;
-            return Ok(Str::from(&self.src[start..self.i - 1]));
+            let literal = &self.src[open..self.i];
+            return Ok(Str::read(Cow::Borrowed(&self.src[start..self.i - 1]), Vec::new(), Some(literal)));
         }
-        let mut out = String::from(&self.src[start..self.i]);
+        let mut out = String::with_capacity(self.i - start + quote_len(&self.s[self.i..]));
+        out.push_str(&self.src[start..self.i]);
         let mut lone = Vec::new();
+        // Whether every escape so far is the one `JSON.stringify` writes for its character.
+        let mut as_stringify_writes = true;
         loop {
             match self.peek() {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
                     self.i += 1;
-                    return Ok(Str { text: Cow::Owned(out), lone });
+                    let literal = as_stringify_writes.then(|| &self.src[open..self.i]);
+                    return Ok(Str::read(Cow::Owned(out), lone, literal));
                 }
                 Some(b'\\') => {
                     self.i += 1;
+                    as_stringify_writes &= stringify_escape(&self.s[self.i..]);
                     self.escape(&mut out, &mut lone)?;
                 }
                 Some(b) if b < 0x20 => return Err(self.err("control character in a string (escape it)")),
@@ -281,5 +288,20 @@ impl<'a> Parser<'a> {
         self.i += 1;
         out.push(c);
         Ok(())
+    }
+}
+
+/// True when the escape starting at `after` (the bytes after its backslash) is the one
+/// `JSON.stringify` writes for its character: `\"`, `\\`, the five short control escapes, and
+/// `\u00xx` (lowercase hex) for the other control characters. `\/`, `\u0041`, `\u001F` and
+/// every surrogate escape are not.
+fn stringify_escape(after: &[u8]) -> bool {
+    match after {
+        [b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't', ..] => true,
+        [b'u', b'0', b'0', hi @ (b'0' | b'1'), lo, ..] => {
+            let short = *hi == b'0' && matches!(lo, b'8' | b'9' | b'a' | b'c' | b'd');
+            (lo.is_ascii_digit() || (b'a'..=b'f').contains(lo)) && !short
+        }
+        _ => false,
     }
 }

@@ -60,16 +60,21 @@ impl CallFacts {
     /// normalizes it, the `update_plan` shape, lone surrogates). Fails only on argument text
     /// that is not JSON or is too large.
     pub fn of(call: &ToolCall<'_>, rules: &ToolRules) -> Result<Self, PolicyError> {
+        Self::of_args(call, rules, run_scope(call.run))
+    }
+
+    /// [`CallFacts::of`] with the run scope already known.
+    fn of_args(call: &ToolCall<'_>, rules: &ToolRules, run: Option<u64>) -> Result<Self, PolicyError> {
         match call.args {
-            Args::Value(v) => Ok(Self::of_value(call.tool, v, call.run, rules)),
+            Args::Value(v) => Ok(Self::of_value(call.tool, v, run, rules)),
             Args::Text(text) => {
                 let v = json_value_with(text, "call.args-json", lone_keys(rules))?;
-                Ok(Self::of_value(call.tool, &v, call.run, rules))
+                Ok(Self::of_value(call.tool, &v, run, rules))
             }
         }
     }
 
-    fn of_value(tool: &str, params: &Json<'_>, run: Option<&str>, rules: &ToolRules) -> Self {
+    fn of_value(tool: &str, params: &Json<'_>, run: Option<u64>, rules: &ToolRules) -> Self {
         let tool = tool_name(tool, rules);
         let style = Style { lone_surrogates: rules.keep_lone_surrogates, marker_ids: false };
         let args = if tool == "update_plan" && rules.update_plan_shape {
@@ -81,7 +86,7 @@ impl CallFacts {
             args,
             action: params.get("action").and_then(Json::as_str).map(str::to_string),
             tool_id: name_id(&tool),
-            run: run_scope(run),
+            run,
         }
     }
 }
@@ -98,12 +103,18 @@ fn lone_keys(rules: &ToolRules) -> LoneKeys {
 #[derive(Debug, Clone, Default)]
 pub struct FactsMemo {
     slots: VecDeque<Slot>,
+    /// The last run id and its [`run_scope`]: a gateway's calls come in runs of many calls, and
+    /// each scope is a keyed blake3 hash, two per decision without it.
+    last_run: Option<(Box<str>, Option<u64>)>,
 }
+
+/// Longest run id whose scope the memo keeps.
+const MEMO_MAX_RUN: usize = 256;
 
 #[derive(Debug, Clone)]
 struct Slot {
-    tool: Box<str>,
-    text: Box<str>,
+    tool: String,
+    text: String,
     facts: CallFacts,
 }
 
@@ -112,18 +123,42 @@ impl FactsMemo {
     /// argument text.
     pub fn facts(&mut self, call: &ToolCall<'_>, rules: &ToolRules) -> Result<CallFacts, PolicyError> {
         let Args::Text(text) = call.args else { return CallFacts::of(call, rules) };
+        let run = self.run_scope(call.run);
         let hit = |s: &&Slot| same_text(s.text.as_bytes(), text.as_bytes()) && *s.tool == *call.tool;
         if let Some(slot) = self.slots.iter().rev().find(hit) {
-            return Ok(CallFacts { run: run_scope(call.run), ..slot.facts.clone() });
+            return Ok(CallFacts { run, ..slot.facts.clone() });
         }
-        let facts = CallFacts::of(call, rules)?;
+        let facts = CallFacts::of_args(call, rules, run)?;
         if text.len() <= MEMO_MAX_TEXT {
-            if self.slots.len() == MEMO_SLOTS {
-                self.slots.pop_front();
+            // The oldest slot's buffers are reused: no allocation once the memo is full.
+            let mut slot = match self.slots.len() {
+                MEMO_SLOTS => self.slots.pop_front(),
+                _ => None,
             }
-            self.slots.push_back(Slot { tool: call.tool.into(), text: text.into(), facts: facts.clone() });
+            .unwrap_or_else(|| Slot { tool: String::new(), text: String::new(), facts: facts.clone() });
+            slot.tool.clear();
+            slot.tool.push_str(call.tool);
+            slot.text.clear();
+            slot.text.push_str(text);
+            slot.facts = facts.clone();
+            self.slots.push_back(slot);
         }
         Ok(facts)
+    }
+
+    /// [`run_scope`] of `run`, remembered for the last run id.
+    fn run_scope(&mut self, run: Option<&str>) -> Option<u64> {
+        let run = run?;
+        match &self.last_run {
+            Some((last, scope)) if **last == *run => *scope,
+            _ => {
+                let scope = run_scope(Some(run));
+                if run.len() <= MEMO_MAX_RUN {
+                    self.last_run = Some((run.into(), scope));
+                }
+                scope
+            }
+        }
     }
 }
 

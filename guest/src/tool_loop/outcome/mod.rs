@@ -149,7 +149,7 @@ pub fn hash_outcome_with(
         o.key("details");
         write_canonical_in(details, style, o.h);
         o.key("text");
-        write_str_in(&content_str(result, style), style, o.h);
+        write_str_in(&content(result, style), style, o.h);
     }
     o.end();
     done(h)
@@ -228,6 +228,18 @@ pub(crate) fn content_str(result: &Json<'_>, style: Style) -> Str<'static> {
     text.finish().js_trimmed()
 }
 
+/// [`content_str`], borrowed when the result has one text entry that trimming leaves as it is
+/// (nearly every result): its literal is then hashed as read, with no copy and no escaping.
+fn content<'r, 'a>(result: &'r Json<'a>, style: Style) -> Cow<'r, Str<'a>> {
+    let mut texts = content_texts(result);
+    if let (Some(t), None) = (texts.next(), texts.next()) {
+        if !t.has_lone() && js_trim(t).len() == t.len() {
+            return Cow::Borrowed(t);
+        }
+    }
+    Cow::Owned(content_str(result, style))
+}
+
 /// [`content_str`] without lone surrogates.
 fn content_text(result: &Json<'_>) -> String {
     let mut text = String::new();
@@ -268,7 +280,7 @@ fn write_process_shape(
         None => o.h.put("undefined"),
     }
     o.key("text");
-    write_str_in(&content_str(result, style), style, o.h);
+    write_str_in(&content(result, style), style, o.h);
     if action == "log" {
         o.or_null("totalChars", d("totalChars"));
         o.or_null("totalLines", d("totalLines"));
