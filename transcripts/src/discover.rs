@@ -262,7 +262,15 @@ impl Found {
                 })
                 .or_insert((r, i));
         }
-        let keep: HashSet<usize> = best.values().map(|&(_, i)| i).collect();
+        // A copy whose agent is unknown (a JSONL file outside `agents/<id>/sessions/`, with no
+        // key naming its agent) is the same session as one of that id whose agent is known.
+        let with_agent: HashSet<&str> =
+            self.sessions.iter().filter(|s| s.agent_id.is_some()).map(|s| s.session_id.as_str()).collect();
+        let keep: HashSet<usize> = best
+            .iter()
+            .filter(|((agent, id), _)| agent.is_some() || !with_agent.contains(id.as_str()))
+            .map(|(_, &(_, i))| i)
+            .collect();
         let mut skipped = self.skipped;
         let mut sessions = Vec::new();
         for (i, s) in self.sessions.into_iter().enumerate() {

@@ -242,7 +242,8 @@ impl WhatIf {
         out
     }
 
-    /// JSON Lines: one `{"type":"change",…}` line per changed session, then `{"type":"summary",…}`.
+    /// JSON Lines: one `{"type":"change",…}` line per changed session, then `{"type":"what_if",…}`
+    /// with the totals (not `summary`: a report's own summary line comes before these).
     pub fn write_jsonl(&self, w: &mut dyn Write) -> std::io::Result<()> {
         #[derive(Serialize)]
         struct Tagged<'a, T: Serialize> {
@@ -255,7 +256,7 @@ impl WhatIf {
             serde_json::to_writer(&mut *w, &Tagged { ty: "change", inner: c })?;
             w.write_all(b"\n")?;
         }
-        serde_json::to_writer(&mut *w, &Tagged { ty: "summary", inner: &self.summary })?;
+        serde_json::to_writer(&mut *w, &Tagged { ty: "what_if", inner: &self.summary })?;
         w.write_all(b"\n")
     }
 

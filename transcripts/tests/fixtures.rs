@@ -290,3 +290,18 @@ fn the_deleted_session_archive_reads_compressed_or_not() {
     assert_eq!(td.trace_text(), tf.trace_text());
     assert_eq!(td.read.stats.tool_calls, ta.read.stats.tool_calls);
 }
+
+#[test]
+fn the_whole_fixture_directory_reads_each_session_once() {
+    let Some(dir) = fixtures() else { return };
+    let found = discover(&[&dir]);
+    assert!(found.errors.is_empty(), "{:?}", found.errors);
+    let mut ids: Vec<&str> = found.sessions.iter().map(|s| s.session_id.as_str()).collect();
+    let all = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), all, "{:#?}", found.sessions);
+    // The deleted session's JSONL copies beside the store are skipped for the store's copy.
+    let deleted = found.sessions.iter().find(|s| s.session_id == "5355734f-25d5-4058-bee5-d56b9f383c7f").unwrap();
+    assert_eq!(deleted.format, SourceFormat::StoreArchive);
+}

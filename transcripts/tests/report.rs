@@ -165,7 +165,7 @@ fn what_if_lists_the_sessions_whose_verdicts_change() {
     assert_eq!(lines[0]["type"], "change");
     assert_eq!(lines[0]["changes"][0]["change"], "first_block_earlier");
     assert_eq!(lines[0]["changes"][0]["by"], 5);
-    assert_eq!(lines[2]["type"], "summary");
+    assert_eq!(lines[2]["type"], "what_if");
 }
 
 #[test]

@@ -25,7 +25,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 
 use loopguard_transcripts::{
-    discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress, WhatIf,
+    discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress,
 };
 
 use crate::error::{Error, Result};
@@ -162,7 +162,7 @@ impl Transcripts<'_> {
                 Output::Json => {
                     a.write_jsonl(out).map_err(io)?;
                     if let Some(w) = &compared {
-                        write_what_if_jsonl(w, out).map_err(io)?;
+                        w.write_jsonl(out).map_err(io)?;
                     }
                 }
                 _ => {
@@ -197,20 +197,4 @@ fn large(sessions: &[Arc<SessionInfo>]) -> bool {
     let files: HashSet<&PathBuf> = sessions.iter().map(|s| &s.file).collect();
     let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     sessions.len() >= LARGE_SESSIONS || bytes >= LARGE_BYTES
-}
-
-/// The what-if comparison as JSON Lines: `{"type":"change",…}` per changed session, then
-/// `{"type":"what_if",…}` with the totals (the report's own summary line comes before).
-fn write_what_if_jsonl(w: &WhatIf, out: &mut dyn Write) -> std::io::Result<()> {
-    let tagged = |ty: &str, value: serde_json::Result<serde_json::Value>| -> std::io::Result<String> {
-        let mut value = value.map_err(std::io::Error::other)?;
-        if let Some(map) = value.as_object_mut() {
-            map.insert("type".into(), ty.into());
-        }
-        Ok(value.to_string())
-    };
-    for change in &w.changes {
-        writeln!(out, "{}", tagged("change", serde_json::to_value(change))?)?;
-    }
-    writeln!(out, "{}", tagged("what_if", serde_json::to_value(&w.summary))?)
 }
