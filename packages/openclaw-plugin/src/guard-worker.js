@@ -15,20 +15,11 @@
 //                (0 while starting)
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
+import { adoptState, checkPin, errorOf } from './policy-start.js';
+
 const { loopguardUrl, policy, expectDigest, config, snapshot, signal: signalBuffer, port } = workerData;
 const signal = new Int32Array(signalBuffer);
 
-/** Cut error texts that go to the gateway's log. */
-const clip = (s, n = 600) => (s.length > n ? `${s.slice(0, n)}…` : s);
-
-function errorOf(e) {
-  return {
-    name: e?.name ?? 'Error',
-    kind: e?.kind ?? 'policy',
-    path: e?.path ?? '',
-    message: clip(String(e?.message ?? e)),
-  };
-}
 
 let guard = null;
 
@@ -127,21 +118,8 @@ async function start() {
   const { LoopGuard } = await import(loopguardUrl);
   const options = expectDigest ? { expectDigest } : {};
   guard = policy ? await LoopGuard.load(policy, config, options) : new LoopGuard(config);
-  if (expectDigest && !policy && guard.policy.blake3 !== String(expectDigest).trim().toLowerCase()) {
-    throw Object.assign(new Error(`the default policy has blake3 digest ${guard.policy.blake3}, not the pinned ${expectDigest}`), {
-      kind: 'policy',
-      path: 'expectDigest',
-    });
-  }
-  let importError = null;
-  if (snapshot) {
-    try {
-      guard.importState(snapshot);
-    } catch (e) {
-      importError = errorOf(e);
-    }
-  }
-  return { policy: guard.policy, imported: snapshot ? importError === null : false, importError };
+  if (!policy) checkPin(guard, expectDigest);
+  return adoptState(guard, snapshot);
 }
 
 // Readiness goes over the sync port first (a waiting client reads it without its event loop),

@@ -11,6 +11,8 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+import { adoptState, checkPin, errorOf } from './policy-start.js';
+
 const SNAPSHOT_EVERY_MS = 1_000;
 const STATEFUL = new Set(['check', 'outcome', 'compaction', 'endSession', 'bot', 'importState']);
 
@@ -52,9 +54,7 @@ export class InlineClient {
     try {
       const { LoopGuard } = this.#module();
       const guard = new LoopGuard(this.o.config);
-      if (this.o.expectDigest && guard.policy.blake3 !== this.o.expectDigest) {
-        throw Object.assign(new Error(`the default policy has blake3 digest ${guard.policy.blake3}, not the pinned ${this.o.expectDigest}`), { kind: 'policy', path: 'expectDigest' });
-      }
+      checkPin(guard, this.o.expectDigest);
       this.#adopt(guard, snapshot);
     } catch (e) {
       this.#failed(e);
@@ -84,19 +84,12 @@ export class InlineClient {
   }
 
   #adopt(guard, snapshot) {
-    let importError = null;
-    if (snapshot) {
-      try {
-        guard.importState(snapshot);
-      } catch (e) {
-        importError = errorOf(e);
-        this.o.log('warn', `the saved state was not imported: ${importError.message}`, { error: importError });
-      }
-    }
+    const info = adoptState(guard, snapshot);
+    if (info.importError) this.o.log('warn', `the saved state was not imported: ${info.importError.message}`, { error: info.importError });
     this.guard = guard;
     this.startError = null;
     if (snapshot) this.lastSnapshot = snapshot;
-    this.info = { policy: guard.policy, imported: snapshot ? importError === null : false, importError };
+    this.info = info;
     this.o.onReady?.(this.info);
   }
 
@@ -192,7 +185,3 @@ function isTrap(e) {
   return e instanceof WebAssembly.RuntimeError || e?.cause instanceof WebAssembly.RuntimeError || /trapped|cannot enter component instance/.test(String(e?.message ?? ''));
 }
 
-function errorOf(e) {
-  const message = String(e?.message ?? e);
-  return { name: e?.name ?? 'Error', kind: e?.kind ?? 'policy', path: e?.path ?? '', message: message.length > 600 ? `${message.slice(0, 600)}…` : message };
-}
