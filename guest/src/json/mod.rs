@@ -65,8 +65,10 @@ pub struct Str<'a> {
     lone: Vec<LoneSurrogate>,
     /// The string literal it was read from, quotes included, when that is exactly what
     /// `JSON.stringify` writes for it: the canonical writer copies it instead of escaping the
-    /// text again. Why (a floor needs it): the escape scan and its pieces were a tenth of a
-    /// decision through wasmtime (`perf` on `decision_profile`, see docs/PERFORMANCE.md).
+    /// text again. Why (a floor needs it): escaping every string of a call and its result again
+    /// was ~6 % of a decision through wasmtime (`perf` on `decision_profile`); with a result's
+    /// one content text borrowed and the run-scope memo (`tool_loop`): 81.1 k → 75.8 k
+    /// instructions per decision (callgrind, docs/PERFORMANCE.md).
     literal: Option<&'a str>,
 }
 
