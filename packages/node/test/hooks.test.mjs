@@ -18,6 +18,24 @@ function withGuard(config, fn) {
 }
 
 describe('tool hooks', () => {
+  it('serializes a call object\'s arguments once, at its first hook, and again when args is replaced', () =>
+    withGuard(TIGHT, (g) => {
+      let reads = 0;
+      const counted = (path) => ({ toJSON: () => ((reads += 1), { path }) });
+      const call = { session: 's9', tool: 'read', args: counted('/a') };
+      g.beforeToolCall(call);
+      g.afterToolOutcome(call, same);
+      assert.equal(reads, 1);
+      call.args = counted('/b');
+      g.beforeToolCall(call);
+      assert.equal(reads, 2);
+      // a second object with the same arguments is the same call
+      const again = { session: 's9', tool: 'read', args: { path: '/b' } };
+      g.beforeToolCall(again);
+      g.beforeToolCall(again);
+      assert.equal(g.beforeToolCall(again).count, 3);
+    }));
+
   it('allows a first call and records its outcome', () =>
     withGuard(TIGHT, (g) => {
       assert.deepEqual(g.beforeToolCall(search), { action: 'allow', count: 0, notify: false });

@@ -52,17 +52,19 @@ def result(s: int, step: int) -> dict:
 
 guard = LoopGuard({"tools": {"loopDetection": {"enabled": True}}})
 
-# The calls are built before the clock starts: a gateway already holds its arguments and results
-# as dicts, so building them is not the guard's time.
+# The arguments and results are built before the clock starts: a gateway already holds them as
+# dicts, so building them is not the guard's time. The ToolCall is made inside the timed loop, as
+# a gateway makes one per call (it reads its arguments once, at the first hook).
 WORK = SESSIONS * HISTORY
 calls = []
 for i in range(WORK):
     step, s = (i // SESSIONS) % HISTORY, i % SESSIONS
-    calls.append((ToolCall(f"agent:main:session-{s}", TOOLS[step % len(TOOLS)], args(s, step), "run-1"), result(s, step)))
+    calls.append((f"agent:main:session-{s}", TOOLS[step % len(TOOLS)], args(s, step), result(s, step)))
 
 
 def decide(i: int) -> None:
-    call, res = calls[i % WORK]
+    session, tool, a, res = calls[i % WORK]
+    call = ToolCall(session, tool, a, "run-1")
     guard.before_tool_call(call)
     guard.after_tool_outcome(call, result=res)
 

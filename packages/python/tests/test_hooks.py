@@ -59,6 +59,15 @@ def test_mappings_and_args_json_are_the_same_call(guard: LoopGuard) -> None:
     assert guard.before_tool_call(SEARCH).count == 3
 
 
+def test_non_ascii_and_lone_surrogate_args_read_as_javascript_reads_them(guard: LoopGuard) -> None:
+    # A Python str may hold a lone surrogate; it reaches the policy as JSON.stringify writes it.
+    call = ToolCall(session="s3", tool="web_search", args={"q": "h\u00e9llo \ud800 w\u00f6rld"})
+    guard.before_tool_call(call)
+    guard.before_tool_call(ToolCall(session="s3", tool="web_search", args={"q": "h\u00e9llo \ud800 w\u00f6rld"}))
+    guard.before_tool_call({"session": "s3", "tool": "web_search", "args_json": '{"q":"h\\u00e9llo \\ud800 w\u00f6rld"}'})
+    assert guard.before_tool_call(call).count == 3
+
+
 def test_outcome_kinds(guard: LoopGuard) -> None:
     assert guard.after_tool_outcome(SEARCH) == OutcomeVerdict("ignored")  # no result at all
     assert guard.after_tool_outcome(SEARCH, result=None).action == "recorded"

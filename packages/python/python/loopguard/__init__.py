@@ -58,8 +58,12 @@ PathLike = Union[str, Path]
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool call as the gateway sees it. ``args`` is serialized with ``json.dumps`` unless
-    ``args_json`` (the arguments as JSON text, e.g. straight from the model) is given."""
+    """A tool call as the gateway sees it. ``args`` is serialized as JSON unless ``args_json``
+    (the arguments as JSON text, e.g. straight from the model) is given.
+
+    The arguments are read once per ``ToolCall``, at its first use: ``after_tool_outcome`` with
+    the call that ``before_tool_call`` checked records the outcome of that call as it was
+    checked, even if the ``args`` dict was changed in between. Make a new ``ToolCall`` per call."""
 
     session: str
     tool: str
@@ -68,6 +72,9 @@ class ToolCall:
     agent: Optional[str] = None
     call_id: Optional[str] = None
     args_json: Optional[str] = None
+    #: The arguments' JSON text once read (a cache: the text is ~half of a decision's cost in
+    #: Python, and the check and the outcome of a call need the same text).
+    _args_text: Optional[str] = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -302,7 +309,7 @@ class LoopGuard:
 
     def check_many(self, events: Sequence[Mapping[str, Any]], first_line: int = 1) -> list[dict[str, Any]]:
         """Like :meth:`apply_events` for event dicts: decisions as dicts."""
-        text = "\n".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) for e in events)
+        text = "\n".join(_json(e, f"events[{i}]") for i, e in enumerate(events))
         return [json.loads(line) for line in self.apply_events(text, first_line).splitlines()]
 
     def export_state(self) -> bytes:
@@ -369,17 +376,17 @@ class LoopGuard:
 def _tool_call(call: Union[ToolCall, Mapping[str, Any]]) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
     if isinstance(call, ToolCall):
         c = call
-        args_json = c.args_json
-        args = c.args
         session, tool, run, agent, call_id = c.session, c.tool, c.run, c.agent, c.call_id
+        text = c._args_text
+        if text is None:
+            text = _args_text(c.args_json, c.args)
+            object.__setattr__(c, "_args_text", text)  # frozen: the cache is set once, here
     elif isinstance(call, Mapping):
-        args_json = call.get("args_json")
-        args = call.get("args")
         session, tool = call.get("session"), call.get("tool")
         run, agent, call_id = call.get("run"), call.get("agent"), call.get("call_id")
+        text = _args_text(call.get("args_json"), call.get("args"))
     else:
         raise LoopGuardError("input", "call", f"must be a ToolCall or a mapping, not {type(call).__name__}")
-    text = _require_str(args_json, "call.args_json") if args_json is not None else _json(args, "call.args")
     return (
         _require_str(session, "call.session"),
         _require_str(tool, "call.tool"),
@@ -388,6 +395,10 @@ def _tool_call(call: Union[ToolCall, Mapping[str, Any]]) -> tuple[str, str, str,
         _opt_str(agent, "call.agent"),
         _opt_str(call_id, "call.call_id"),
     )
+
+
+def _args_text(args_json: Any, args: Any) -> str:
+    return _require_str(args_json, "call.args_json") if args_json is not None else _json(args, "call.args")
 
 
 def _bot_message(
@@ -444,9 +455,16 @@ def _config_text(config: Union[str, Mapping[str, Any]]) -> str:
     raise LoopGuardError("config", "config", "must be JSON/JSON5 text or a mapping")
 
 
+#: One encoder for every value: ``json.dumps`` with options builds a new encoder per call, a
+#: third of its time on a 300-byte dict. ASCII output carries lone surrogates (which a Python
+#: ``str`` may hold) as ``\udXXX`` escapes, as ``JSON.stringify`` writes them; the policy reads
+#: them with JavaScript's rules.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def _json(value: Any, path: str) -> str:
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as e:
         raise LoopGuardError("input", path, f"cannot be serialized as JSON ({e})") from e
 
