@@ -187,6 +187,34 @@ pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
     });
 }
 
+/// Bytes one in each byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// The top bit of each byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The top bit of each byte of `w` that is zero (exact for the lowest such byte: a borrow only
+/// runs upward from a byte that matched).
+#[inline(always)]
+fn zero_bytes(w: u64) -> u64 {
+    w.wrapping_sub(ONES) & !w
+}
+
+/// The length of the longest prefix of `b` with no byte `special` says yes to, eight bytes at a
+/// time: `flags` marks, in the top bit of each byte of a word, the bytes `special` would (the
+/// lowest mark must be exact), and the tail shorter than a word goes byte by byte.
+#[inline(always)]
+fn prefix_len(b: &[u8], flags: impl Fn(u64) -> u64, special: impl Fn(u8) -> bool) -> usize {
+    let (words, _) = b.as_chunks::<8>();
+    for (n, word) in words.iter().enumerate() {
+        let hits = flags(u64::from_le_bytes(*word)) & HIGH;
+        if hits != 0 {
+            return n * 8 + (hits.trailing_zeros() / 8) as usize;
+        }
+    }
+    let done = words.len() * 8;
+    done + b[done..].iter().position(|c| special(*c)).unwrap_or(b.len() - done)
+}
+
 /// The length of the longest prefix of `b` without `"`, `\\` or a control character (below
 /// 0x20): the bytes a JSON string literal holds as they are, which are also the bytes
 /// `JSON.stringify` writes without an escape.
@@ -195,26 +223,15 @@ pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
 /// pass every string byte of a decision's arguments and result through this scan, and the byte
 /// loops were a quarter of a decision's instructions (callgrind, the decision benchmark's
 /// workload: 13.9 k of 51.4 k per decision natively). Each step flags, in the top bit of each
-/// byte, `byte == '"'`, `byte == '\\'` and `byte < 0x20`; the lowest flag is always exact (a
-/// borrow only runs upward from a byte that matched), so its position is the answer.
+/// byte, `byte == '"'`, `byte == '\\'` and `byte < 0x20`.
 pub(crate) fn verbatim_len(b: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_bytes = |w: u64| w.wrapping_sub(ONES) & !w;
-    let (words, _) = b.as_chunks::<8>();
-    for (n, word) in words.iter().enumerate() {
-        let w = u64::from_le_bytes(*word);
+    let flags = |w: u64| {
         let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
         let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
         let control = w.wrapping_sub(ONES * 0x20) & !w;
-        let hits = (quote | backslash | control) & HIGH;
-        if hits != 0 {
-            return n * 8 + (hits.trailing_zeros() / 8) as usize;
-        }
-    }
-    let done = words.len() * 8;
-    let special = |c: &u8| *c == b'"' || *c == b'\\' || *c < 0x20;
-    done + b[done..].iter().position(special).unwrap_or(b.len() - done)
+        quote | backslash | control
+    };
+    prefix_len(b, flags, |c| c == b'"' || c == b'\\' || c < 0x20)
 }
 
 /// The length of the longest prefix of `b` without `"`, eight bytes at a time like
@@ -223,18 +240,7 @@ pub(crate) fn verbatim_len(b: &[u8]) -> usize {
 /// Why not a byte loop: in the component that is a load and a branch per byte, and a result's
 /// text of a few hundred bytes otherwise grew five times while it was decoded.
 pub(crate) fn quote_len(b: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let (words, _) = b.as_chunks::<8>();
-    for (n, word) in words.iter().enumerate() {
-        let w = u64::from_le_bytes(*word) ^ (ONES * u64::from(b'"'));
-        let hits = w.wrapping_sub(ONES) & !w & HIGH;
-        if hits != 0 {
-            return n * 8 + (hits.trailing_zeros() / 8) as usize;
-        }
-    }
-    let done = words.len() * 8;
-    done + b[done..].iter().position(|c| *c == b'"').unwrap_or(b.len() - done)
+    prefix_len(b, |w| zero_bytes(w ^ (ONES * u64::from(b'"'))), |c| c == b'"')
 }
 
 #[cfg(test)]

@@ -131,17 +131,16 @@ impl FactsMemo {
         let facts = CallFacts::of_args(call, rules, run)?;
         if text.len() <= MEMO_MAX_TEXT {
             // The oldest slot's buffers are reused: no allocation once the memo is full.
-            let mut slot = match self.slots.len() {
-                MEMO_SLOTS => self.slots.pop_front(),
+            let (mut tool, mut buf) = match self.slots.len() {
+                MEMO_SLOTS => self.slots.pop_front().map(|s| (s.tool, s.text)),
                 _ => None,
             }
-            .unwrap_or_else(|| Slot { tool: String::new(), text: String::new(), facts: facts.clone() });
-            slot.tool.clear();
-            slot.tool.push_str(call.tool);
-            slot.text.clear();
-            slot.text.push_str(text);
-            slot.facts = facts.clone();
-            self.slots.push_back(slot);
+            .unwrap_or_default();
+            tool.clear();
+            tool.push_str(call.tool);
+            buf.clear();
+            buf.push_str(text);
+            self.slots.push_back(Slot { tool, text: buf, facts: facts.clone() });
         }
         Ok(facts)
     }
