@@ -1,0 +1,13 @@
+const { LoopGuard } = await import('/work/main/packages/node/index.js');
+const SESSIONS = 1000, HISTORY = 30;
+const TOOLS = ['read', 'exec', 'grep', 'edit', 'web_fetch', 'process'];
+const args = (s, step) => ({ path: `/home/dev/projects/service-${s}/src/module_${step}/handler.rs`, command: `cargo test -p service-${s} --lib module_${step}::tests -- --nocapture`, cwd: `/home/dev/projects/service-${s}`, timeout_ms: 120000, env: { RUST_LOG: 'debug', CI: 'false' }, step });
+const result = (s, step) => ({ content: [{ type: 'text', text: `running 12 tests\ntest module_${step}::tests::parses ... ok\ntest module_${step}::tests::rejects_empty ... ok\ntest module_${step}::tests::round_trips ... FAILED\n\nfailures:\n---- module_${step}::tests::round_trips stdout ----\nassertion failed: left == right (session ${s})\n\ntest result: FAILED. 11 passed; 1 failed` }], exitCode: 101, durationMs: 1000 + step * 7 });
+const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } });
+const decide = (i) => { const step = Math.floor(i / SESSIONS) % HISTORY; const s = i % SESSIONS;
+  const call = { session: `agent:main:session-${s}`, tool: TOOLS[step % TOOLS.length], args: args(s, step), run: 'run-1' };
+  guard.beforeToolCall(call); guard.afterToolOutcome(call, { result: result(s, step) }); };
+const N = Number(process.argv[2] ?? 200000);
+const t = performance.now();
+for (let i = 0; i < N; i++) decide(i);
+console.log(((performance.now() - t) * 1000 / N).toFixed(2), 'µs');
