@@ -37,7 +37,10 @@ pub use bindings::loopguard::policy::types::{
 pub use error::{Error, ErrorKind, Result};
 pub use gateway::Gateway;
 pub use limits::{Limits, EPOCH_TICK};
-pub use policy::{use_compile_cache, Inspection, Instance, LoadOptions, Policy, INTERFACE_VERSION};
+pub use policy::{
+    default_compile_cache_dir, use_compile_cache, use_default_compile_cache, Inspection, Instance, LoadOptions, Policy,
+    INTERFACE_VERSION,
+};
 pub use swap::{FailureMode, Health, Supervision, SwapReport, SwappableGateway};
 
 /// This crate's (and the CLI's) version.

@@ -105,6 +105,29 @@ pub fn use_compile_cache(dir: &Path) -> Result<()> {
     ENGINE.set(engine).map_err(|_| Error::load(dir, "the compile cache must be set before the first policy is loaded"))
 }
 
+/// Where compiled policies are cached by default: `$LOOPGUARD_CACHE_DIR` (empty = no cache),
+/// else `$XDG_CACHE_HOME/loopguard`, else `~/.cache/loopguard`. One rule for every host that
+/// starts short-lived processes (the CLI, the Python package).
+pub fn default_compile_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("LOOPGUARD_CACHE_DIR") {
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("loopguard"))
+}
+
+/// [`use_compile_cache`] on [`default_compile_cache_dir`], if there is one. A cache that cannot
+/// be used only costs time, so a failure (an unwritable directory, an engine that already
+/// exists) is returned for the caller to ignore or log, and loading works as without it.
+pub fn use_default_compile_cache() -> Result<Option<PathBuf>> {
+    let Some(dir) = default_compile_cache_dir() else { return Ok(None) };
+    use_compile_cache(&dir)?;
+    Ok(Some(dir))
+}
+
 /// A compiled, linked, version-checked policy component.
 #[derive(Clone)]
 pub struct Policy {

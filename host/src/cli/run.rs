@@ -256,10 +256,8 @@ fn load(policy: Option<PathBuf>, options: &LoadOptions) -> anyhow::Result<Policy
 }
 
 fn use_cache() {
-    if let Some(dir) = cache_dir() {
-        // A cache that cannot be used only costs time: go on without it.
-        let _ = loopguard_host::use_compile_cache(&dir);
-    }
+    // A cache that cannot be used only costs time: go on without it.
+    let _ = loopguard_host::use_default_compile_cache();
 }
 
 /// Names the file a policy error (config path, trace line) is about; other errors already say.
@@ -268,17 +266,4 @@ fn in_file(err: loopguard_host::Error, file: &Path) -> anyhow::Error {
         loopguard_host::Error::Policy { .. } => anyhow::Error::new(err).context(file.display().to_string()),
         other => other.into(),
     }
-}
-
-/// Where compiled policies are cached: `$LOOPGUARD_CACHE_DIR` (empty = no cache), else
-/// `$XDG_CACHE_HOME/loopguard`, else `~/.cache/loopguard`.
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("LOOPGUARD_CACHE_DIR") {
-        return (!dir.is_empty()).then(|| PathBuf::from(dir));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("loopguard"))
 }

@@ -349,6 +349,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add("HOST_VERSION", loopguard_host::HOST_VERSION)?;
+    // Compiling the component is most of a process's first guard (0.3-1 s here); wasmtime's
+    // compile cache keeps the compiled code between processes, under the CLI's rule
+    // (`LOOPGUARD_CACHE_DIR`, empty = off). Set before anything is loaded; a cache that cannot
+    // be used only costs time, so the package works without it (COMPILE_CACHE is then None).
+    let cache = loopguard_host::use_default_compile_cache().ok().flatten();
+    m.add("COMPILE_CACHE", cache.map(|d| d.display().to_string()))?;
     // Raised only if `loopguard._errors` cannot be imported (a broken install).
     m.add("NativeError", m.py().get_type::<PyException>())?;
     Ok(())

@@ -3,6 +3,9 @@
 from typing import Optional
 
 HOST_VERSION: str
+#: Where compiled policies are cached between processes (`LOOPGUARD_CACHE_DIR`, else
+#: `$XDG_CACHE_HOME/loopguard` or `~/.cache/loopguard`); None when no cache is in use.
+COMPILE_CACHE: Optional[str]
 
 _Call = tuple[str, str, str, Optional[str], Optional[str], Optional[str]]
 _Thread = tuple[str, str, str, Optional[str], str]
