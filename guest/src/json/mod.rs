@@ -16,9 +16,10 @@
 //! input gets an error instead of exhausting the guest's stack.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::ops::Deref;
 
-use crate::js::cmp_utf16;
+use crate::js::{cmp_utf16, same_text};
 
 mod lone;
 mod parser;
@@ -106,19 +107,19 @@ impl Deref for Str<'_> {
 /// key, as they are once the canonical form has removed them.
 impl PartialEq for Str<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
+        same_text(&self.text, &other.text)
     }
 }
 
 impl PartialEq<str> for Str<'_> {
     fn eq(&self, other: &str) -> bool {
-        self.text == other
+        same_text(&self.text, other)
     }
 }
 
 impl PartialEq<&str> for Str<'_> {
     fn eq(&self, other: &&str) -> bool {
-        self.text == *other
+        same_text(&self.text, other)
     }
 }
 
@@ -140,12 +141,23 @@ impl<'a> Json<'a> {
     /// surrogates is taken, else the first.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         let Json::Obj(members) = self else { return None };
-        let i = members.binary_search_by(|(k, _)| cmp_utf16(k, key)).ok()?;
-        let same = |j: &usize| members[*j].0.as_str() == key;
-        let first = (0..i).rev().take_while(same).last().unwrap_or(i);
-        let run = (first..members.len()).take_while(same);
-        let plain = run.clone().find(|&j| members[j].0.lone.is_empty());
-        plain.or(run.clone().next()).map(|j| &members[j].1)
+        // Keys with one text are adjacent (sorted): find where they start.
+        let first = if members.len() <= LINEAR_LOOKUP {
+            members.iter().position(|(k, _)| same_text(k, key))?
+        } else {
+            members.partition_point(|(k, _)| cmp_utf16(k, key) == Ordering::Less)
+        };
+        let mut found = None;
+        for (k, v) in &members[first..] {
+            if !same_text(k, key) {
+                break;
+            }
+            if k.lone.is_empty() {
+                return Some(v);
+            }
+            found = found.or(Some(v));
+        }
+        found
     }
 
     /// The string, if this is one.
@@ -172,7 +184,7 @@ impl<'a> Json<'a> {
 pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
     // Objects written by a sorted serializer, and every object of fewer than two members, are
     // in order with unique keys already: nothing to move.
-    if members.windows(2).all(|w| cmp_utf16(&w[0].0, &w[1].0) == std::cmp::Ordering::Less) {
+    if members.windows(2).all(|w| cmp_utf16(&w[0].0, &w[1].0) == Ordering::Less) {
         return;
     }
     // A stable sort keeps duplicates in document order; then the last of each run wins (it is
@@ -186,6 +198,14 @@ pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
         same
     });
 }
+
+/// Objects up to this many members are searched front to back, larger ones by bisection.
+///
+/// Why two ways: most lookups are a trace line's or a call's few top-level fields, where a scan
+/// that compares lengths first beats bisection's ordered compares. Measured natively (callgrind,
+/// ten lookups in a nine-member trace line): 377 instructions per lookup by bisection, 118 by
+/// scan.
+const LINEAR_LOOKUP: usize = 16;
 
 /// Bytes one in each byte of a word.
 const ONES: u64 = 0x0101_0101_0101_0101;
