@@ -232,7 +232,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn a_trace_larger_than_one_chunk_keeps_its_line_numbers() {
-    // ~6 MiB: more than one 4 MiB chunk, with a repeating loop so decisions differ by position.
+    // ~6 MiB: more than one chunk, with a repeating loop so decisions differ by position.
     let mut trace = String::new();
     for i in 0..60_000 {
         let path = i % 7;

@@ -91,7 +91,7 @@ const GROUP_CONFIG: &str = r#"{
 
 /// Many sessions looping on repeated calls (written in several spellings of the same key), bot
 /// storms with late and future timestamps, group threads, blank and CRLF lines, padding so that
-/// the trace spans several 4 MiB chunks.
+/// the trace spans several chunks.
 fn random_trace(seed: u64, lines: usize) -> String {
     let mut r = Rng(seed);
     let mut out = String::with_capacity(lines * 260);
