@@ -52,13 +52,11 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 pub fn same_text(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let n = a.len();
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("four bytes"));
     n == b.len()
         && match n {
             0 => true,
             1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-            4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+            4..=7 => half_word(a, 0) == half_word(b, 0) && half_word(a, n - 4) == half_word(b, n - 4),
             _ => {
                 let (words_a, _) = a.as_chunks::<8>();
                 let (words_b, _) = b.as_chunks::<8>();
@@ -79,7 +77,6 @@ pub fn same_text(a: &str, b: &str) -> bool {
 /// `Json::get`.
 pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
     let mut i = 0;
     while i + 8 <= n {
         let differ = word(a, i) ^ word(b, i);
@@ -92,6 +89,16 @@ pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         i += 1;
     }
     i
+}
+
+/// The eight bytes of `s` from `at` as one word.
+fn word(s: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// The four bytes of `s` from `at` as one word.
+fn half_word(s: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(s[at..at + 4].try_into().expect("four bytes"))
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ impl ApplyEvents for &SwappableGateway {
 /// any of it, so every line's parsed tree is held at once). A single longer line is still sent
 /// whole (the policy decides whether it is too long). Was 4 MiB: the trees of a chunk that size
 /// are tens of MiB, and natively a 200,000-event tool trace replayed in 2.2 s with 4 MiB chunks
-/// and 1.1-1.4 s with 16-128 KiB ones (the scratch measurement in docs/PERFORMANCE.md).
+/// and 1.1-1.4 s with 16-128 KiB ones (docs/PERFORMANCE.md).
 pub const DEFAULT_CHUNK_BYTES: usize = 256 << 10;
 
 /// Replays `trace` through `gateway` in chunks of at most `chunk_bytes` (whole lines), writing the
