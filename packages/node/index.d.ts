@@ -142,6 +142,12 @@ export class LoopGuard {
   constructor(config?: Config);
   /** A gateway of another policy component, in its own instance. */
   static load(wasm: string | URL | Uint8Array | ArrayBuffer, config?: Config, options?: LoadOptions): Promise<LoopGuard>;
+  /**
+   * Compiles the policy's hot code now (made-up decisions on a scratch gateway of the same
+   * policy and config; this guard's state is untouched), so the first tool calls do not pay for
+   * V8's compiler. `load` and `swap` do it themselves.
+   */
+  warmUp(): void;
   /** Hot swap with every count carried over; on failure the active policy stays. */
   swap(wasm: string | URL | Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<SwapReport>;
   readonly policy: PolicyInfo;

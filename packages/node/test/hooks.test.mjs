@@ -143,6 +143,31 @@ describe('tool hooks', () => {
     }));
 });
 
+describe('warmUp', () => {
+  it('changes no decision and no count of the guard it is called on', () => {
+    const run = (warm) =>
+      withGuard(TIGHT, (g) => {
+        const seen = [];
+        for (let i = 0; i < 12; i += 1) {
+          if (warm && i === 3) g.warmUp();
+          seen.push(g.beforeToolCall(search), g.afterToolOutcome(search, same));
+          seen.push(g.onBotMessage({ channel: 'discord', account: 'a', conversation: 'c', sender: 'b1', receiver: 'b2', tsMs: 1000 * i }));
+        }
+        const { sessions, botPairs, groupThreads } = g.stats();
+        return { seen, sessions, botPairs, groupThreads };
+      });
+    const cold = run(false);
+    assert.ok(cold.seen.some((v) => v.action === 'block'), 'the case reaches a block');
+    assert.deepEqual(run(true), cold);
+  });
+
+  it('throws a LoopGuardError on a disposed guard', () => {
+    const g = new LoopGuard(TIGHT);
+    g[Symbol.dispose]();
+    assert.throws(() => g.warmUp(), (e) => e instanceof LoopGuardError && e.kind === 'policy');
+  });
+});
+
 describe('bot and group hooks', () => {
   const bots = { channels: { discord: { botLoopProtection: { maxEventsPerWindow: 3 } } } };
   it('suppresses a bot pair past its budget, with a cooldown deadline', () =>

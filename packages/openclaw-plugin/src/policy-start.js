@@ -19,11 +19,15 @@ export function checkPin(guard, expectDigest) {
 }
 
 /**
- * Imports `snapshot` (if any) into the guard; a snapshot the policy refuses is not fatal (the
- * guard starts empty). Returns what readiness reports: the policy, whether the state was
- * imported, and why not.
+ * Warms the policy's compiled code (the first tool calls would otherwise pay for V8's compiler:
+ * ~10 ms for the first, see LoopGuard.warmUp), then imports `snapshot` (if any) into the guard;
+ * a snapshot the policy refuses is not fatal (the guard starts empty). Returns what readiness
+ * reports: the policy, whether the state was imported, and why not.
  */
 export function adoptState(guard, snapshot) {
+  const t0 = performance.now();
+  guard.warmUp();
+  const warmMs = performance.now() - t0;
   let importError = null;
   if (snapshot) {
     try {
@@ -32,5 +36,5 @@ export function adoptState(guard, snapshot) {
       importError = errorOf(e);
     }
   }
-  return { policy: guard.policy, imported: snapshot ? importError === null : false, importError };
+  return { policy: guard.policy, imported: snapshot ? importError === null : false, importError, warmMs };
 }

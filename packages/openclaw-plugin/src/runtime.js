@@ -97,7 +97,7 @@ export class Runtime {
       startTimeoutMs: START_TIMEOUT_MS,
       log: (level, msg, data) => this.log(level, msg, data),
       onReady: (info) =>
-        this.event({ event: 'ready', policy: info.policy, imported: info.imported, compat, isolation: s.isolation, importError: info.importError?.message, rssMiB: rssMiB(), rssAtStartMiB: this.rssAtStart }),
+        this.event({ event: 'ready', policy: info.policy, imported: info.imported, compat, isolation: s.isolation, importError: info.importError?.message, warmMs: info.warmMs, rssMiB: rssMiB(), rssAtStartMiB: this.rssAtStart }),
       onStartFailed: (error) => {
         this.event({ event: 'load-failed', error: error.message, path: error.path });
         // The default profile follows the gateway's version; a policy that does not know that
