@@ -75,10 +75,16 @@ pub const BUFFER: usize = 1024;
 impl Hasher {
     /// A hasher whose input starts with the domain `tag`.
     pub fn new(tag: u8) -> Self {
-        let mut h = Hasher { inner: None, buf: [0; BUFFER], len: 0 };
+        let mut h = Self::untagged();
         h.buf[0] = tag;
         h.len = 1;
         h
+    }
+
+    /// A hasher without a domain tag, for digests that must be blake3 of exactly the text
+    /// written (the bot keys, which snapshots hold).
+    pub fn untagged() -> Self {
+        Hasher { inner: None, buf: [0; BUFFER], len: 0 }
     }
 
     /// Appends raw bytes. Inlined so that the canonical writer's constant pieces (a quote, a

@@ -45,7 +45,13 @@ impl Gateway {
     /// read the arguments, so the one fallible decision (a bot message's timestamp) cannot fail
     /// here.
     fn apply(&mut self, n: u32, e: &Event<'_>, out: &mut String) -> Result<(), PolicyError> {
-        let _ = write!(out, "{{\"line\":{n},\"kind\":\"{}\",\"action\":", e.kind());
+        // Every decision line starts so: pieces and itoa instead of `write!`, whose formatting
+        // machinery was ~0.7 k instructions of a bot event's ~25 k in replay (callgrind).
+        out.push_str("{\"line\":");
+        out.push_str(itoa::Buffer::new().format(n));
+        out.push_str(",\"kind\":\"");
+        out.push_str(e.kind());
+        out.push_str("\",\"action\":");
         match e {
             Event::ToolCall(call) => write_tool_verdict(&self.check_tool_call(call)?, out),
             Event::ToolResult(call, outcome) => match self.record_tool_outcome(call, *outcome)? {

@@ -22,7 +22,7 @@
 //! assert_eq!((s.max_events_per_window, s.cooldown_ms), (8, 90_000));
 //! ```
 
-use std::collections::HashMap;
+use crate::store::FastMap;
 
 use serde_json::{Map, Value};
 
@@ -121,11 +121,11 @@ struct ChannelLayers {
     rooms_kind: Rooms,
     /// Channel top level merged with each configured account (and, for Google Chat accounts
     /// other than `default`, with `accounts.default` underneath).
-    accounts: HashMap<String, Layer>,
+    accounts: FastMap<String, Layer>,
     /// The layer for an account that has no entry under `accounts`.
     unlisted_account: Layer,
     /// Room entries (objects only), their `botLoopProtection` or an empty [`Layer`].
-    rooms: HashMap<String, Layer>,
+    rooms: FastMap<String, Layer>,
     /// Slack's `"*"` entry.
     wildcard: Option<Layer>,
 }
@@ -136,7 +136,7 @@ pub struct BotLoopConfig {
     /// `channels.defaults.botLoopProtection`.
     defaults: Layer,
     /// By channel name; Feishu is never here (it reads the defaults only).
-    channels: HashMap<String, ChannelLayers>,
+    channels: FastMap<String, ChannelLayers>,
     /// The settings of every channel without layers of its own (the defaults over the
     /// built-ins), resolved once: with `{}` that is every message.
     unconfigured: PairSettings,
@@ -146,7 +146,7 @@ impl Default for BotLoopConfig {
     fn default() -> Self {
         Self {
             defaults: Layer::default(),
-            channels: HashMap::new(),
+            channels: FastMap::default(),
             unconfigured: Layer::default().resolve(&Layer::default()),
         }
     }

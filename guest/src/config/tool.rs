@@ -6,7 +6,7 @@
 //! repairs an ordering broken by the merge (the merge is not re-validated). Every agent's block is
 //! resolved once, here, so a decision only looks its settings up.
 
-use std::collections::HashMap;
+use crate::store::FastMap;
 
 use super::profile::{Profile, ToolRules, ToolTexts, DOCUMENTED};
 use super::{object_at, strict_keys, type_name, ConfigError};
@@ -54,7 +54,7 @@ impl Default for LoopSettings {
 pub struct ToolLoopConfig {
     global: LoopSettings,
     /// Normalized agent id → settings, first `agents.list` entry wins.
-    agents: HashMap<String, LoopSettings>,
+    agents: FastMap<String, LoopSettings>,
 }
 
 impl ToolLoopConfig {
@@ -65,7 +65,7 @@ impl ToolLoopConfig {
         if let Some(g) = global {
             validate(g, "tools.loopDetection")?;
         }
-        let mut agents = HashMap::new();
+        let mut agents = FastMap::default();
         let list = match super::lookup(doc, &["agents", "list"]) {
             None => &[][..],
             Some(Value::Array(items)) => items.as_slice(),

@@ -147,17 +147,13 @@ impl<'a> Json<'a> {
         } else {
             members.partition_point(|(k, _)| cmp_utf16(k, key) == Ordering::Less)
         };
-        let mut found = None;
-        for (k, v) in &members[first..] {
-            if !same_text(k, key) {
-                break;
-            }
-            if k.lone.is_empty() {
-                return Some(v);
-            }
-            found = found.or(Some(v));
+        let (k, v) = &members[first];
+        if k.lone.is_empty() {
+            return Some(v);
         }
-        found
+        // A key with lone surrogates (rare): a key of the same text without them is preferred.
+        let plain = members[first..].iter().take_while(|(k, _)| same_text(k, key)).find(|(k, _)| k.lone.is_empty());
+        Some(plain.map_or(v, |(_, v)| v))
     }
 
     /// The string, if this is one.
