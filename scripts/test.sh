@@ -53,8 +53,7 @@ stage "packages/python: pytest on the built wheel"
 stage "packages/openclaw-plugin: node --test (Node 24; its node_modules come from dist.sh's pack.mjs)"
 # The fail-mode and hot-swap tests need the hostile fixture (the e2e stage uses the same build and
 # skips it when present); without it they would be skipped here.
-cargo build --release --target wasm32-wasip2 --manifest-path tests/hostile-policy/Cargo.toml \
-  --target-dir target/hostile-gateway --features session-suffix
+bash scripts/build-hostile-policy.sh
 (cd packages/openclaw-plugin && "$NODE24_BIN/node" --test test/*.test.mjs)
 
 stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"

@@ -32,12 +32,7 @@ export async function packPlugin(outDir) {
 export async function ensureHostilePolicy() {
   if (fs.existsSync(HOSTILE_WASM)) return HOSTILE_WASM;
   h.log("building tests/hostile-policy (features session-suffix) into target/hostile-gateway");
-  const res = await h.runCommand(
-    "cargo build hostile",
-    "cargo",
-    ["build", "--release", "--target", "wasm32-wasip2", "--manifest-path", path.join(h.REPO, "tests/hostile-policy/Cargo.toml"), "--target-dir", path.join(h.REPO, "target/hostile-gateway"), "--features", "session-suffix"],
-    { cwd: h.REPO, env: process.env, timeoutMs: 900_000 },
-  );
+  const res = await h.runCommand("cargo build hostile", "bash", [path.join(h.REPO, "scripts/build-hostile-policy.sh")], { cwd: h.REPO, env: process.env, timeoutMs: 900_000 });
   if (res.code !== 0 || !fs.existsSync(HOSTILE_WASM)) throw new Error(`cargo build of the hostile policy failed:\n${res.stderr.slice(-3000)}`);
   return HOSTILE_WASM;
 }
