@@ -89,10 +89,20 @@ export class LoopGuard {
    * run unoptimized code; measured in Node 24 with calls 40 ms apart, as a gateway makes them:
    * 10–13 ms then 0.5–0.7 ms per decision cold, 0.3 ms then 0.2 ms after this (which takes
    * 20–90 ms). `LoopGuard.load` and `swap` do it for the policy they load.
+   *
+   * `rounds` (default 200) is the number of made-up tool calls. One round (~0.3 ms) is enough to
+   * bring back code that has gone cold: in the OpenClaw gateway the first decision after the
+   * gateway set up a turn took ~3 ms and the next ones ~0.2 ms, and one round just before it
+   * took that 3 ms instead (see the plugin's README, "Cost").
+   * @param {{ rounds?: number }} [options]
    */
-  warmUp() {
+  warmUp(options = {}) {
+    const rounds = options?.rounds ?? WARM_ROUNDS;
+    if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10_000) {
+      throw new LoopGuardError('input', 'options.rounds', `must be an integer from 1 to 10000, not ${String(rounds)}`);
+    }
     this.#live();
-    warmPolicy(this.#policy, this.#config);
+    warmPolicy(this.#policy, this.#config, rounds);
   }
 
   /**
@@ -365,12 +375,12 @@ function warmCall(i) {
 }
 
 /** Runs made-up tool calls and bot messages on a scratch gateway of `policy` and `config`. */
-function warmPolicy(policy, config) {
+function warmPolicy(policy, config, rounds = WARM_ROUNDS) {
   let scratch;
   try {
     policyForNextGuard = policy;
     scratch = new LoopGuard(config);
-    for (let i = 0; i < WARM_ROUNDS; i += 1) {
+    for (let i = 0; i < rounds; i += 1) {
       const [call, outcome] = warmCall(i);
       scratch.beforeToolCall(call);
       scratch.afterToolOutcome(call, outcome);

@@ -150,6 +150,7 @@ describe('warmUp', () => {
         const seen = [];
         for (let i = 0; i < 12; i += 1) {
           if (warm && i === 3) g.warmUp();
+          if (warm && i === 7) g.warmUp({ rounds: 1 });
           seen.push(g.beforeToolCall(search), g.afterToolOutcome(search, same));
           seen.push(g.onBotMessage({ channel: 'discord', account: 'a', conversation: 'c', sender: 'b1', receiver: 'b2', tsMs: 1000 * i }));
         }
@@ -160,6 +161,13 @@ describe('warmUp', () => {
     assert.ok(cold.seen.some((v) => v.action === 'block'), 'the case reaches a block');
     assert.deepEqual(run(true), cold);
   });
+
+  it('refuses a rounds option that is not an integer from 1 to 10000, naming it', () =>
+    withGuard(TIGHT, (g) => {
+      for (const rounds of [0, -1, 1.5, 10_001, '3']) {
+        assert.throws(() => g.warmUp({ rounds }), (e) => e instanceof LoopGuardError && e.kind === 'input' && e.path === 'options.rounds', String(rounds));
+      }
+    }));
 
   it('throws a LoopGuardError on a disposed guard', () => {
     const g = new LoopGuard(TIGHT);

@@ -58,6 +58,7 @@ const OPS = {
   importState: (bytes) => (guard.importState(bytes), null),
   stats: () => guard.stats(),
   policy: () => guard.policy,
+  warm: (rounds) => (guard.warmUp({ rounds }), null),
   ping: () => 'pong',
 };
 

@@ -111,6 +111,7 @@ export class InlineClient {
         case 'importState': g.importState(args[0]); value = null; break;
         case 'stats': value = g.stats(); break;
         case 'policy': value = g.policy; break;
+        case 'warm': g.warmUp({ rounds: args[0] }); value = null; break;
         case 'ping': value = 'pong'; break;
         default: return { ok: false, reason: 'error', error: { kind: 'input', path: 'op', message: `unknown op ${op}` } };
       }

@@ -85,6 +85,42 @@ test('exec poll: the note is appended once at the 11th call, the 21st call is bl
   assert.equal(outcomes.length, 20);
 });
 
+test('model_call_started primes the policy without changing a decision, throttled', () => {
+  const run = (prime) => {
+    const log = path.join(tmpDir(), 'decisions.jsonl');
+    const g = fakeGateway({ config: { compat: 'documented', decisionLog: log } });
+    g.fire('gateway_start', {}, {});
+    const seen = [];
+    for (let i = 1; i <= 23; i += 1) {
+      if (prime) {
+        g.rt.lastPrimeAt = -Infinity; // as if the last one were long past
+        g.fire('model_call_started', { runId: 'run-1', provider: 'fake', model: 'fake' }, { runId: 'run-1', sessionKey: 'agent:main:s1' });
+      }
+      const r = g.toolCall();
+      seen.push([r.blocked, r.texts]);
+    }
+    const primes = g.rt.counters.primes;
+    g.rt.lastPrimeAt = -Infinity;
+    g.fire('model_call_started', {}, {});
+    g.fire('model_call_started', {}, {});
+    const throttled = g.rt.counters.primes - primes;
+    const stats = g.rt.client.call('stats').value;
+    const logged = readLog(log).filter((r) => r.event === 'prime');
+    reset();
+    return { seen, primes, throttled, sessions: stats.sessions, logged };
+  };
+  const plain = run(false);
+  const primed = run(true);
+  assert.deepEqual(primed.seen, plain.seen);
+  assert.equal(primed.sessions, plain.sessions, 'the scratch gateway leaves no session behind');
+  assert.equal(plain.primes, 0);
+  assert.equal(plain.throttled, 1);
+  assert.equal(primed.primes, 23);
+  assert.equal(primed.throttled, 1, 'two model calls at once: one prime');
+  assert.equal(primed.logged.length, 24, 'each prime in the decision log');
+  assert.ok(primed.logged.every((r) => typeof r.ms === 'number' && r.ms >= 0));
+});
+
 test('the hooks of every registration share one runtime', () => {
   const g = fakeGateway({ config: { compat: 'documented' }, modes: ['full', 'discovery', 'discovery'] });
   assert.equal(sharedState().registrations >= 3, true);
