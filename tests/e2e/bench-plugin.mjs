@@ -2,7 +2,8 @@
 // What the loopguard plugin costs inside the gateway, beside OpenClaw's own guard. Not a test:
 // it prints a table (and, with --json FILE, writes the figures).
 //
-//   source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/bench-plugin.mjs [--calls 60] [--repeat 2] [--json out.json]
+//   source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/bench-plugin.mjs [--calls 60] [--repeat 2]
+//       [--model-delay-ms 0] [--only LABEL] [--json out.json]
 //
 // 1. The guard calls alone, in this process, same workload for both (N tool calls over 50
 //    sessions, arguments cycling so that nothing trips): OpenClaw 2026.9.6's own detector
@@ -29,6 +30,8 @@ const opt = (name, dflt) => {
 const CALLS = Number(opt("--calls", 60));
 const REPEAT = Math.max(1, Math.min(5, Number(opt("--repeat", 2))));
 const JSON_OUT = opt("--json", null);
+/** How long the fake model holds each tool-call answer back (a real model takes seconds). */
+const MODEL_DELAY_MS = Math.max(0, Math.min(10_000, Number(opt("--model-delay-ms", 0))));
 const IN_PROCESS_N = 4000;
 /** Calls spaced like a gateway's (a tool call every few tens of ms): caches and JIT state go cold between them. */
 const GAPPED_N = 150;
@@ -120,7 +123,7 @@ function procStatus(pid) {
 async function gatewayRun(label, { loopDetection, plugin }) {
   const dirs = h.makeRoot(`bench-${label}`);
   const steps = Array.from({ length: CALLS }, (_, i) => ({ call: "exec", args: { command: `echo ${i % 7}` } }));
-  const model = await h.startModel({ out: dirs.out, config: { scenarios: { bench: { maxToolsPerTurn: CALLS + 5, steps: [...steps, { text: "Bench done." }] } } } });
+  const model = await h.startModel({ out: dirs.out, config: { scenarios: { bench: { maxToolsPerTurn: CALLS + 5, delayMs: MODEL_DELAY_MS, steps: [...steps, { text: "Bench done." }] } } } });
   const decisionLog = path.join(dirs.out, "decisions.jsonl");
   let gw;
   try {
@@ -148,8 +151,10 @@ async function gatewayRun(label, { loopDetection, plugin }) {
     for (const d of ds) byCall.set(d.callId, (byCall.get(d.callId) ?? 0) + d.ms);
     const inHook = [...byCall.values()];
     const ready = p.readDecisions(decisionLog, { pid: gw.pid }).find((d) => d.event === "ready");
+    // the priming call the plugin makes when a model call starts (off the tool call's path)
+    const primes = p.readDecisions(decisionLog, { pid: gw.pid }).filter((d) => d.event === "prime").map((d) => d.ms);
     if (process.env.BENCH_DUMP) fs.writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ inHook, ready }, null, 1));
-    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, mem, ready };
+    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, primes, mem, ready };
   } finally {
     await gw?.stop();
     await model.stop();
@@ -190,6 +195,7 @@ async function main() {
       wallMs: median(rs.map((r) => r.wallMs)),
       gaps: rs.flatMap((r) => r.gaps),
       inHook: rs.flatMap((r) => r.inHook),
+      primes: rs.flatMap((r) => r.primes),
       mem: {
         rssMiB: median(rs.map((r) => r.mem.rssMiB)),
         hwmMiB: median(rs.map((r) => r.mem.hwmMiB)),
@@ -220,11 +226,12 @@ async function main() {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
   const out = [
-    `OpenClaw ${JSON.parse(fs.readFileSync(path.join(h.OPENCLAW_DIR, "package.json"), "utf8")).version}, Node ${process.version}, ${CALLS} exec calls per turn, ${REPEAT} gateway run(s) per configuration (medians), plugin compat ${plug.compat}`,
+    `OpenClaw ${JSON.parse(fs.readFileSync(path.join(h.OPENCLAW_DIR, "package.json"), "utf8")).version}, Node ${process.version}, ${CALLS} exec calls per turn, model answers held ${MODEL_DELAY_MS} ms, ${REPEAT} gateway run(s) per configuration (medians), plugin compat ${plug.compat}`,
     line(rows[0]),
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
     ...rows.slice(1).map(line),
     `RSS growth from 3 s after start to after the turns: ${runs.map((r) => `${r.label} +${fmt(r.mem.growthMiB, 0)} MiB`).join(", ")}`,
+    ...runs.filter((r) => r.primes.length).map((r) => `${r.label}: priming when a model call starts (${r.primes.length} calls, while the gateway waits for the model): p50 ${fmt(q(r.primes, 0.5))} ms, p99 ${fmt(q(r.primes, 0.99))} ms`),
     ...runs.filter((r) => Number.isFinite(r.mem.policyStartMiB)).map((r) => `${r.label}: the gateway's RSS rose ${fmt(r.mem.policyStartMiB, 1)} MiB while the plugin created its policy instance (same process, at gateway_start)`),
     "",
     `in-process, same workload (${IN_PROCESS_N - 1000} calls after 1000 warm-up, 50 sessions):`,
@@ -239,7 +246,7 @@ async function main() {
   ].join("\n");
   console.log(out);
   if (JSON_OUT) {
-    fs.writeFileSync(JSON_OUT, JSON.stringify({ calls: CALLS, core: { p50: q(core, 0.5), p99: q(core, 0.99) }, pluginInProcess: { p50: q(plug.times, 0.5), p99: q(plug.times, 0.99), rssBeforeMiB: plug.rssBeforeMiB, rssAfterMiB: plug.rssAfterMiB }, runs: runs.map((r) => ({ label: r.label, wallMs: r.wallMs, stepP50: q(r.gaps, 0.5), stepP99: q(r.gaps, 0.99), inHookP50: q(r.inHook, 0.5), inHookP99: q(r.inHook, 0.99), mem: r.mem })) }, null, 2));
+    fs.writeFileSync(JSON_OUT, JSON.stringify({ calls: CALLS, core: { p50: q(core, 0.5), p99: q(core, 0.99) }, pluginInProcess: { p50: q(plug.times, 0.5), p99: q(plug.times, 0.99), rssBeforeMiB: plug.rssBeforeMiB, rssAfterMiB: plug.rssAfterMiB }, runs: runs.map((r) => ({ label: r.label, wallMs: r.wallMs, stepP50: q(r.gaps, 0.5), stepP99: q(r.gaps, 0.99), inHookP50: q(r.inHook, 0.5), inHookP99: q(r.inHook, 0.99), primeP50: q(r.primes, 0.5), primeP99: q(r.primes, 0.99), mem: r.mem })) }, null, 2));
   }
 }
 
