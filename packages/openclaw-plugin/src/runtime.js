@@ -308,7 +308,7 @@ export class Runtime {
    * next ones ~0.2 ms, with no garbage collection and no compile finishing on the thread
    * meanwhile (V8's --trace-gc and --trace-opt); one made-up call just before took those
    * milliseconds instead. Here they are spent while the gateway waits for the model, not inside
-   * the tool call: in-gateway p99 per tool call 4.3–6.6 ms → 0.6 ms (tests/e2e/bench-plugin.mjs).
+   * the tool call: in-gateway p99 per tool call 4.3–6.6 ms → 0.59–0.98 ms (tests/e2e/bench-plugin.mjs).
    */
   prime() {
     if (!this.settings.enabled || !this.client?.ready) return;
