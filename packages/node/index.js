@@ -90,10 +90,9 @@ export class LoopGuard {
    * 10–13 ms then 0.5–0.7 ms per decision cold, 0.3 ms then 0.2 ms after this (which takes
    * 20–90 ms). `LoopGuard.load` and `swap` do it for the policy they load.
    *
-   * `rounds` (default 200) is the number of made-up tool calls. One round (~0.3 ms) is enough to
-   * bring back code that has gone cold: in the OpenClaw gateway the first decision after the
-   * gateway set up a turn took ~3 ms and the next ones ~0.2 ms, and one round just before it
-   * took that 3 ms instead (see the plugin's README, "Cost").
+   * `rounds` (default 200): made-up tool calls. One round (~0.3 ms) brings back code that went
+   * cold while the process did other work (docs/PERFORMANCE.md, "Node and the plugin: the first
+   * calls").
    * @param {{ rounds?: number }} [options]
    */
   warmUp(options = {}) {

@@ -146,13 +146,14 @@ async function gatewayRun(label, { loopDetection, plugin }) {
     const mem = { ...procStatus(gw.pid), startRssMiB: memStart.rssMiB, threads: fs.readdirSync(`/proc/${gw.pid}/task`).length };
     const reqs = model.chatRequests("[session:bench]");
     const gaps = reqs.slice(1).map((r, i) => r.ts - reqs[i].ts);
-    const ds = p.readDecisions(decisionLog, { pid: gw.pid }).filter((d) => d.event === "decision" && String(d.session).endsWith(":bench"));
+    const log = p.readDecisions(decisionLog, { pid: gw.pid });
+    const ds = log.filter((d) => d.event === "decision" && String(d.session).endsWith(":bench"));
     const byCall = new Map();
     for (const d of ds) byCall.set(d.callId, (byCall.get(d.callId) ?? 0) + d.ms);
     const inHook = [...byCall.values()];
-    const ready = p.readDecisions(decisionLog, { pid: gw.pid }).find((d) => d.event === "ready");
+    const ready = log.find((d) => d.event === "ready");
     // the priming call the plugin makes when a model call starts (off the tool call's path)
-    const primes = p.readDecisions(decisionLog, { pid: gw.pid }).filter((d) => d.event === "prime").map((d) => d.ms);
+    const primes = log.filter((d) => d.event === "prime").map((d) => d.ms);
     if (process.env.BENCH_DUMP) fs.writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ inHook, ready }, null, 1));
     return { label, calls: reqs.length - 1, wallMs, gaps, inHook, primes, mem, ready };
   } finally {
