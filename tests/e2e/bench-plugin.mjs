@@ -148,14 +148,25 @@ async function gatewayRun(label, { loopDetection, plugin }) {
     const gaps = reqs.slice(1).map((r, i) => r.ts - reqs[i].ts);
     const log = p.readDecisions(decisionLog, { pid: gw.pid });
     const ds = log.filter((d) => d.event === "decision" && String(d.session).endsWith(":bench"));
+    // a tool call's own path: before_tool_call (which records any outcome still queued) and
+    // after_tool_call, which only queues the outcome (queueMs); where the outcome was recorded
+    // off that path (a model call starting), its policy time is reported on its own
+    const onPath = (d) => (d.hook === "after_tool_call" ? d.queueMs ?? d.ms : d.ms);
     const byCall = new Map();
-    for (const d of ds) byCall.set(d.callId, (byCall.get(d.callId) ?? 0) + d.ms);
+    for (const d of ds) byCall.set(d.callId, (byCall.get(d.callId) ?? 0) + onPath(d));
     const inHook = [...byCall.values()];
+    const outcomes = ds.filter((d) => d.hook === "after_tool_call");
+    const split = {
+      before: ds.filter((d) => d.hook === "before_tool_call").map((d) => d.ms),
+      after: outcomes.map(onPath),
+      recorded: outcomes.filter((d) => d.recordedAt === "model_call_started").map((d) => d.ms),
+      recordedAt: outcomes.map((d) => d.recordedAt ?? "after_tool_call"),
+    };
     const ready = log.find((d) => d.event === "ready");
     // the priming call the plugin makes when a model call starts (off the tool call's path)
     const primes = log.filter((d) => d.event === "prime").map((d) => d.ms);
     if (process.env.BENCH_DUMP) fs.writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ inHook, ready }, null, 1));
-    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, primes, mem, ready };
+    return { label, calls: reqs.length - 1, wallMs, gaps, inHook, split, primes, mem, ready };
   } finally {
     await gw?.stop();
     await model.stop();
@@ -196,6 +207,10 @@ async function main() {
       wallMs: median(rs.map((r) => r.wallMs)),
       gaps: rs.flatMap((r) => r.gaps),
       inHook: rs.flatMap((r) => r.inHook),
+      before: rs.flatMap((r) => r.split.before),
+      after: rs.flatMap((r) => r.split.after),
+      recorded: rs.flatMap((r) => r.split.recorded),
+      recordedAt: rs.flatMap((r) => r.split.recordedAt),
       primes: rs.flatMap((r) => r.primes),
       mem: {
         rssMiB: median(rs.map((r) => r.mem.rssMiB)),
@@ -232,6 +247,8 @@ async function main() {
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
     ...rows.slice(1).map(line),
     `RSS growth from 3 s after start to after the turns: ${runs.map((r) => `${r.label} +${fmt(r.mem.growthMiB, 0)} MiB`).join(", ")}`,
+    ...runs.filter((r) => r.before.length).map((r) => `${r.label}: before_tool_call p50 ${fmt(q(r.before, 0.5))} / p99 ${fmt(q(r.before, 0.99))} ms, after_tool_call p50 ${fmt(q(r.after, 0.5))} / p99 ${fmt(q(r.after, 0.99))} ms`),
+    ...runs.filter((r) => r.recordedAt.length).map((r) => `${r.label}: outcomes recorded at ${Object.entries(Object.groupBy(r.recordedAt, (x) => x)).map(([k, v]) => `${k} ×${v.length}`).join(", ")}; at model_call_started (off the tool call's path) p50 ${fmt(q(r.recorded, 0.5))} / p99 ${fmt(q(r.recorded, 0.99))} ms`),
     ...runs.filter((r) => r.primes.length).map((r) => `${r.label}: priming when a model call starts (${r.primes.length} calls, while the gateway waits for the model): p50 ${fmt(q(r.primes, 0.5))} ms, p99 ${fmt(q(r.primes, 0.99))} ms`),
     ...runs.filter((r) => Number.isFinite(r.mem.policyStartMiB)).map((r) => `${r.label}: the gateway's RSS rose ${fmt(r.mem.policyStartMiB, 1)} MiB while the plugin created its policy instance (same process, at gateway_start)`),
     "",
@@ -242,7 +259,7 @@ async function main() {
     `  core guard functions: p50 ${fmt(q(coreGapped, 0.5))} ms, p90 ${fmt(q(coreGapped, 0.9))} ms, p99 ${fmt(q(coreGapped, 0.99))} ms`,
     `  plugin hooks:         p50 ${fmt(q(plug.gapped, 0.5))} ms, p90 ${fmt(q(plug.gapped, 0.9))} ms, p99 ${fmt(q(plug.gapped, 0.99))} ms`,
     `  plugin footprint in a fresh Node process: RSS ${fmt(plug.rssBeforeMiB, 0)} → ${fmt(plug.rssAfterMiB, 0)} MiB (+${fmt(plug.rssAfterMiB - plug.rssBeforeMiB, 1)} MiB; the policy's linear memory ${fmt(plug.policyMemoryBytes / 1048576, 1)} MiB)`,
-    "* the core guard's per-call figure is its detector functions timed in-process, spaced like the gateway's calls (they run inside the gateway's tool wrapper, where no hook can time them); the plugin's is measured in its hooks inside the gateway (before_tool_call + after_tool_call).",
+    "* the core guard's per-call figure is its detector functions timed in-process, spaced like the gateway's calls (they run inside the gateway's tool wrapper, where no hook can time them); the plugin's is measured in its hooks inside the gateway (before_tool_call + after_tool_call, which queues the outcome; recorded before the next policy call or while the next model call runs).",
     "e2e step = the gap between consecutive model requests in the turn (fake model answer + tool run + all hooks + gateway overhead).",
   ].join("\n");
   console.log(out);

@@ -133,7 +133,7 @@ export function register(api) {
   on('gateway_start', guarded('gateway_start', (rt) => rt.ensure()));
   on('before_tool_call', guarded('before_tool_call', (rt, e, c) => rt.beforeToolCall(e, c), toolFallback));
   on('after_tool_call', guarded('after_tool_call', (rt, e, c) => rt.afterToolCall(e, c)));
-  on('model_call_started', guarded('model_call_started', (rt) => rt.prime()));
+  on('model_call_started', guarded('model_call_started', (rt) => rt.modelCallStarted()));
   on('after_compaction', guarded('after_compaction', (rt, e, c) => rt.afterCompaction(e, c)));
   on('before_dispatch', guarded('before_dispatch', (rt, e, c) => rt.beforeDispatch(e, c), (rt) => (rt?.settings?.failMode === 'closed' ? { handled: true } : undefined)));
   on('message_sent', guarded('message_sent', (rt, e, c) => rt.messageSent(e, c)));

@@ -8,6 +8,7 @@ import { BoundedMap } from './bounded.js';
 import { policyDocument } from './config.js';
 import { GuardClient } from './guard-client.js';
 import { InlineClient } from './inline-client.js';
+import { OutcomeQueue, outcomeNow } from './outcome-queue.js';
 
 /** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
 export const warningNote = (count) =>
@@ -54,6 +55,7 @@ export class Runtime {
     this.ourBlocks = new BoundedMap(20_000); // toolCallIds this plugin blocked
     this.abortedRuns = new BoundedMap(5_000); // runId → the post-compaction abort message
     this.peers = new BoundedMap(50_000); // channel\u0001account\u0001conversation → Map(peer → lastMs)
+    this.outcomes = new OutcomeQueue((item, at) => this.#recordOutcome(item, at));
     this.counters = { decisions: 0, failures: 0, primes: 0 };
     this.lastPrimeAt = -Infinity;
   }
@@ -125,12 +127,14 @@ export class Runtime {
     if (this.stopped) return null;
     let snapshot = null;
     if (this.started && this.client) {
+      this.outcomes.flush('stop');
       snapshot = this.client.snapshot() ?? this.client.lastSnapshot;
       // only a runtime that decided something writes (a process that merely loaded the plugin
       // must not overwrite the gateway's file)
       if (save && this.dirty && snapshot) this.save(snapshot);
     }
     this.stopped = true;
+    this.outcomes.stop();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.client?.stop();
@@ -160,6 +164,7 @@ export class Runtime {
   /** Writes the state file if counts changed since the last write (or `snapshot` is given). */
   save(snapshot) {
     if (!this.started || (!this.dirty && !snapshot)) return false;
+    if (!snapshot) this.outcomes.flush('save');
     const bytes = snapshot ?? this.client?.snapshot();
     if (!bytes) return false;
     const file = this.settings.stateFile;
@@ -193,6 +198,7 @@ export class Runtime {
       this.log('warn', `cannot read the changed policy file ${file}: ${e.message}`);
       return;
     }
+    this.outcomes.flush('swap');
     const t0 = performance.now();
     this.swapping = this.client.swap(bytes, this.settings.expectDigest).then((m) => {
       this.swapping = null;
@@ -239,6 +245,8 @@ export class Runtime {
   /** A policy call; a failure is logged and returned as null (the caller applies failMode). */
   #call(op, ...args) {
     this.ensure();
+    // the policy sees every call in the order the hooks came (see outcome-queue.js)
+    if (op !== 'outcome') this.outcomes.flush(op);
     const client = this.client;
     let r = client.call(op, ...args);
     // a failed start may have replaced the client (the compat fallback): one more try on it
@@ -266,6 +274,7 @@ export class Runtime {
     const agent = ctx?.agentId;
     const callId = event?.toolCallId ?? ctx?.toolCallId;
     this.sessions.set(session, { run, agent });
+    this.outcomes.flush('before_tool_call'); // an outcome waiting may abort this run
     const aborted = run ? this.abortedRuns.get(run) : undefined;
     if (aborted) {
       if (callId) this.ourBlocks.set(callId, true);
@@ -302,6 +311,15 @@ export class Runtime {
   }
 
   /**
+   * model_call_started: the gateway now waits for the model, so the queued outcomes are recorded
+   * here, then the policy is primed.
+   */
+  modelCallStarted() {
+    this.outcomes.flush('model_call_started');
+    this.prime();
+  }
+
+  /**
    * model_call_started → one made-up decision on a scratch gateway of the policy (this guard's
    * state untouched), while the gateway waits for the model. Why: in the gateway the first
    * decision after it had set up a turn took ~3 ms inside the policy's WebAssembly code, and the
@@ -331,25 +349,34 @@ export class Runtime {
     return { result: { ...event.result, content: [...content, { type: 'text', text: note }] } };
   }
 
-  /** after_tool_call: records the outcome of a call this plugin let through. */
+  /**
+   * after_tool_call: queues the outcome of a call this plugin let through; it is recorded before
+   * the policy's next call or while the next model call runs (outcome-queue.js).
+   */
   afterToolCall(event, ctx) {
     const callId = event?.toolCallId ?? ctx?.toolCallId;
     if (!callId) return;
+    const t0 = performance.now();
     const note = this.appended.take(callId);
     if (this.ourBlocks.take(callId)) return; // our own block: not an outcome
     const call = this.pending.take(callId);
     if (!call) return; // never checked (a tool the gateway did not dispatch, or the plugin failed open)
-    const t0 = performance.now();
     let outcome;
     if (event.error !== undefined && event.error !== null) outcome = { error: event.error };
-    else if (event.result !== undefined) outcome = { result: note ? withoutNote(event.result, note) : event.result };
+    else if (event.result !== undefined) outcome = outcomeNow({ result: note ? withoutNote(event.result, note) : event.result });
     else return;
+    this.outcomes.push({ call, callId, outcome, queueMs: performance.now() - t0 });
+  }
+
+  /** Records one queued outcome; `at` is what recorded it (a hook, a policy call, the timer). */
+  #recordOutcome({ call, callId, outcome, queueMs }, at) {
+    const t0 = performance.now();
     const r = this.#call('outcome', call, outcome);
     const ms = performance.now() - t0;
     if (!r.ok) return;
     this.dirty = true;
     const v = r.value;
-    this.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, ms });
+    this.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, queueMs, ms, recordedAt: at });
     if (v.action === 'abort') {
       if (call.run) this.abortedRuns.set(call.run, v.message);
       this.log('warn', `post-compaction loop in ${call.session}: every further call of run ${call.run} is blocked (${v.message})`);

@@ -121,6 +121,40 @@ test('model_call_started primes the policy without changing a decision, throttle
   assert.ok(primed.logged.every((r) => typeof r.ms === 'number' && r.ms >= 0));
 });
 
+test('after_tool_call queues the outcome: recorded in order before the next policy call, when a model call starts, or by the timer', async () => {
+  const log = path.join(tmpDir(), 'decisions.jsonl');
+  const g = fakeGateway({ config: { compat: 'documented', decisionLog: log } });
+  const recorded = () => readLog(log).filter((r) => r.event === 'decision' && r.hook === 'after_tool_call').map((r) => r.recordedAt);
+  g.toolCall();
+  assert.deepEqual(recorded(), [], 'nothing recorded inside after_tool_call');
+  g.fire('model_call_started', { runId: 'run-1' }, { runId: 'run-1', sessionKey: 'agent:main:s1' });
+  g.toolCall();
+  g.toolCall();
+  assert.deepEqual(recorded(), ['model_call_started', 'before_tool_call']);
+  await new Promise((r) => setTimeout(r, 400));
+  assert.deepEqual(recorded(), ['model_call_started', 'before_tool_call', 'timer']);
+  g.toolCall();
+  g.fire('gateway_stop', {}, {});
+  assert.deepEqual(recorded().at(-1), 'save', 'the state file gets the waiting outcome');
+  assert.equal(g.rt.outcomes.size, 0);
+});
+
+test('a queued outcome is the result as the hook saw it: the gateway changing the object later changes nothing', () => {
+  const blockedAt = (mutate) => {
+    const g = fakeGateway({ config: { compat: 'documented' } });
+    let at = 0;
+    for (let i = 1; i <= 22 && !at; i += 1) {
+      const result = { content: [{ type: 'text', text: 'loop' }], details: { status: 'completed', exitCode: 0 } };
+      if (g.toolCall({ result }).blocked) at = i;
+      if (mutate) result.content[0].text = `changed ${i}`;
+    }
+    reset();
+    return at;
+  };
+  assert.equal(blockedAt(false), 21);
+  assert.equal(blockedAt(true), 21);
+});
+
 test('the hooks of every registration share one runtime', () => {
   const g = fakeGateway({ config: { compat: 'documented' }, modes: ['full', 'discovery', 'discovery'] });
   assert.equal(sharedState().registrations >= 3, true);
