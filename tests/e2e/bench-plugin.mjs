@@ -120,7 +120,7 @@ function procStatus(pid) {
 }
 
 /** One gateway, one turn of CALLS exec calls; returns the step times and the gateway's memory. */
-async function gatewayRun(label, { loopDetection, plugin }) {
+async function gatewayRun(label, { loopDetection, plugin, trivial }) {
   const dirs = h.makeRoot(`bench-${label}`);
   const steps = Array.from({ length: CALLS }, (_, i) => ({ call: "exec", args: { command: `echo ${i % 7}` } }));
   const model = await h.startModel({ out: dirs.out, config: { scenarios: { bench: { maxToolsPerTurn: CALLS + 5, delayMs: MODEL_DELAY_MS, steps: [...steps, { text: "Bench done." }] } } } });
@@ -132,7 +132,11 @@ async function gatewayRun(label, { loopDetection, plugin }) {
       dirs,
       label: `bench-${label}`,
       loopDetection,
-      plugins: plugin ? [{ dir: p.PLUGIN_DIR, id: p.PLUGIN_ID, config: { decisionLog } }] : [],
+      plugins: plugin
+        ? [{ dir: p.PLUGIN_DIR, id: p.PLUGIN_ID, config: { decisionLog } }]
+        : trivial
+          ? [{ ...h.writeProbePlugin(dirs.root, { id: "lg-trivial" }), config: { blockAt: 1_000_000 } }]
+          : [],
     });
     await h.sleep(3_000);
     const memStart = procStatus(gw.pid);
@@ -187,6 +191,9 @@ async function main() {
   const configs = [
     ["no guard", { loopDetection: false, plugin: false }],
     ["core guard", { loopDetection: true, plugin: false }],
+    // what loading any plugin costs the gateway (its loader, a second registration): one
+    // before_tool_call hook that counts, so that the loopguard row's memory can be read beside it
+    ["trivial plugin", { loopDetection: false, plugin: false, trivial: true }],
     ["loopguard plugin", { loopDetection: false, plugin: true }],
   ].filter(([l]) => !only || l.includes(only));
   // interleaved repeats (the gateway's own RSS varies by tens of MiB from run to run): the
@@ -223,9 +230,10 @@ async function main() {
       },
     };
   });
-  const none = runs[0];
+  const none = runs.find((r) => r.label === "no guard");
+  const trivial = runs.find((r) => r.label === "trivial plugin");
   const rows = [
-    ["", "per tool call p50 (ms)", "p90 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", "gateway RSS after (MiB)", "Δ vs no guard (MiB)", "RSS samples", "threads"],
+    ["", "per tool call p50 (ms)", "p90 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", "gateway RSS after (MiB)", "Δ vs no guard (MiB)", "Δ vs trivial plugin (MiB)", "RSS samples", "threads"],
     ...runs.map((r) => [
       r.label,
       r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.5)) : r.label === "core guard" ? `${fmt(q(coreGapped, 0.5))}*` : "–",
@@ -234,7 +242,8 @@ async function main() {
       fmt(q(r.gaps, 0.5), 1),
       fmt(q(r.gaps, 0.99), 1),
       fmt(r.mem.rssMiB, 0),
-      r === none ? "–" : fmt(r.mem.rssMiB - none.mem.rssMiB, 0),
+      !none || r === none ? "–" : fmt(r.mem.rssMiB - none.mem.rssMiB, 0),
+      !trivial || r.label !== "loopguard plugin" ? "–" : fmt(r.mem.rssMiB - trivial.mem.rssMiB, 0),
       r.mem.samples.join(" "),
       String(r.mem.threads),
     ]),

@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { configKey, resolveSettings } from './config.js';
+import { beforeDispatch, messageSent } from './bot-hooks.js';
 import { Runtime } from './runtime.js';
 
 export const PLUGIN_ID = 'loopguard';
@@ -135,8 +136,8 @@ export function register(api) {
   on('after_tool_call', guarded('after_tool_call', (rt, e, c) => rt.afterToolCall(e, c)));
   on('model_call_started', guarded('model_call_started', (rt) => rt.modelCallStarted()));
   on('after_compaction', guarded('after_compaction', (rt, e, c) => rt.afterCompaction(e, c)));
-  on('before_dispatch', guarded('before_dispatch', (rt, e, c) => rt.beforeDispatch(e, c), (rt) => (rt?.settings?.failMode === 'closed' ? { handled: true } : undefined)));
-  on('message_sent', guarded('message_sent', (rt, e, c) => rt.messageSent(e, c)));
+  on('before_dispatch', guarded('before_dispatch', (rt, e, c) => beforeDispatch(rt, e, c), (rt) => (rt?.settings?.failMode === 'closed' ? { handled: true } : undefined)));
+  on('message_sent', guarded('message_sent', (rt, e, c) => messageSent(rt, e, c)));
   on('session_end', guarded('session_end', (rt, e, c) => rt.sessionEnd(e, c)));
   on('before_reset', guarded('before_reset', (rt, e, c) => rt.endSession(c?.sessionKey, 'reset')));
   on('gateway_stop', guarded('gateway_stop', (rt) => rt.save()));

@@ -16,8 +16,6 @@ export const warningNote = (count) =>
 
 /** session_end reasons after which the session's history is gone for good. */
 const END_REASONS = new Set(['new', 'reset', 'deleted', 'idle', 'daily']);
-/** Peers that wrote to a conversation within this horizon count for our outbound messages. */
-const PEER_HORIZON_MS = 10 * 60_000;
 const START_TIMEOUT_MS = 5_000;
 /**
  * At most one priming call (see `prime`) per this many ms, however many turns run at once: a
@@ -242,8 +240,8 @@ export class Runtime {
     }
   }
 
-  /** A policy call; a failure is logged and returned as null (the caller applies failMode). */
-  #call(op, ...args) {
+  /** A policy call (`{ok, value}` or `{ok: false, reason, error}`); a failure is logged, the caller applies failMode. */
+  call(op, ...args) {
     this.ensure();
     // the policy sees every call in the order the hooks came (see outcome-queue.js)
     if (op !== 'outcome') this.outcomes.flush(op);
@@ -283,7 +281,7 @@ export class Runtime {
     }
     const call = { session, tool: String(event?.toolName ?? 'tool'), args: event?.params ?? {}, run, agent, callId };
     const tp = performance.now();
-    const r = this.#call('check', call);
+    const r = this.call('check', call);
     const ms = performance.now() - t0;
     const policyMs = performance.now() - tp;
     if (!r.ok) {
@@ -371,7 +369,7 @@ export class Runtime {
   /** Records one queued outcome; `at` is what recorded it (a hook, a policy call, the timer). */
   #recordOutcome({ call, callId, outcome, queueMs }, at) {
     const t0 = performance.now();
-    const r = this.#call('outcome', call, outcome);
+    const r = this.call('outcome', call, outcome);
     const ms = performance.now() - t0;
     if (!r.ok) return;
     this.dirty = true;
@@ -390,80 +388,16 @@ export class Runtime {
     if (!session) return;
     const last = this.sessions.get(session);
     const t0 = performance.now();
-    const r = this.#call('compaction', session, last?.run, ctx?.agentId ?? last?.agent);
+    const r = this.call('compaction', session, last?.run, ctx?.agentId ?? last?.agent);
     if (!r.ok) return;
     this.dirty = true;
     this.event({ event: 'decision', hook: 'after_compaction', session, run: last?.run, action: r.value.action, remaining: r.value.remaining, ms: performance.now() - t0 });
   }
 
-  #botIdsOf(channel) {
-    return channel ? this.settings.botIds[channel] : undefined;
-  }
-
-  /** before_dispatch: a bot-authored inbound message over its budget is dropped ({handled: true}). */
-  beforeDispatch(event, ctx) {
-    if (!this.settings.enabled) return undefined;
-    const channel = ctx?.channelId ?? event?.channel;
-    const sender = String(event?.senderId ?? ctx?.senderId ?? '');
-    const bots = this.#botIdsOf(channel);
-    if (!bots || !sender || !bots.has(sender)) return undefined;
-    const account = ctx?.accountId ?? 'default';
-    const conversation = conversationOf(channel, ctx?.conversationId ?? event?.sessionKey);
-    if (!conversation) return undefined;
-    const t0 = performance.now();
-    const now = Date.now();
-    const msg = { channel, account, conversation, room: conversation, sender, receiver: selfId(account), tsMs: now, eventId: event?.messageId ?? ctx?.messageId };
-    this.#notePeer(channel, account, conversation, sender, now);
-    const r = this.#call('bot', msg);
-    const ms = performance.now() - t0;
-    if (!r.ok) {
-      const action = this.settings.failMode === 'closed' ? 'fail-closed' : 'fail-open';
-      this.event({ event: 'decision', hook: 'before_dispatch', channel, conversation, sender, action, ms });
-      return action === 'fail-closed' ? { handled: true } : undefined;
-    }
-    this.dirty = true;
-    const v = r.value;
-    this.event({ event: 'decision', hook: 'before_dispatch', channel, account, conversation, sender, messageId: msg.eventId, action: v.action, budget: v.budget, cooldownUntilMs: v.cooldownUntilMs, ms });
-    return v.action === 'suppress' ? { handled: true } : undefined;
-  }
-
-  #notePeer(channel, account, conversation, peer, now) {
-    const key = `${channel}\u0001${account}\u0001${conversation}`;
-    const m = this.peers.get(key) ?? new Map();
-    m.set(peer, now);
-    this.peers.set(key, m);
-  }
-
-  /** message_sent: our message to a conversation where peer bots talk is one event of each pair. */
-  messageSent(event, ctx) {
-    if (!this.settings.enabled || this.raw?.botLoopProtection?.countOutbound === false) return;
-    if (event?.success === false) return;
-    const channel = ctx?.channelId ?? event?.metadata?.channel;
-    if (!this.#botIdsOf(channel)) return;
-    const account = ctx?.accountId ?? 'default';
-    const conversation = conversationOf(channel, ctx?.conversationId ?? event?.to);
-    if (!conversation) return;
-    const peers = this.peers.get(`${channel}\u0001${account}\u0001${conversation}`);
-    if (!peers) return;
-    const now = Date.now();
-    for (const [peer, last] of peers) {
-      if (now - last > PEER_HORIZON_MS) {
-        peers.delete(peer);
-        continue;
-      }
-      const t0 = performance.now();
-      const msg = { channel, account, conversation, room: conversation, sender: selfId(account), receiver: peer, tsMs: now, eventId: event?.messageId ? `out:${event.messageId}` : undefined };
-      const r = this.#call('bot', msg);
-      if (!r.ok) continue;
-      this.dirty = true;
-      this.event({ event: 'decision', hook: 'message_sent', channel, account, conversation, receiver: peer, messageId: event?.messageId, action: r.value.action, budget: r.value.budget, cooldownUntilMs: r.value.cooldownUntilMs, ms: performance.now() - t0 });
-    }
-  }
-
   /** session_end / before_reset: the session's history is freed. */
   endSession(sessionKey, reason) {
     if (!sessionKey || !this.started) return;
-    const r = this.#call('endSession', sessionKey);
+    const r = this.call('endSession', sessionKey);
     this.sessions.delete(sessionKey);
     if (r.ok) this.dirty = true;
     this.event({ event: 'session-freed', session: sessionKey, reason });
@@ -476,17 +410,6 @@ export class Runtime {
 }
 
 const rssMiB = () => Math.round(process.memoryUsage.rss() / 104857.6) / 10;
-
-/** Our own side of a bot pair: the account the gateway speaks as. */
-const selfId = (account) => `self:${account}`;
-
-/** A conversation id without the channel prefix some hooks add (`telegram:-100777` → `-100777`). */
-export function conversationOf(channel, raw) {
-  if (raw === undefined || raw === null || raw === '') return null;
-  let s = String(raw);
-  if (channel && s.startsWith(`${channel}:`)) s = s.slice(channel.length + 1);
-  return s;
-}
 
 /** The result without the note the middleware appended (the note must not change outcome hashes). */
 function withoutNote(result, note) {
