@@ -4,7 +4,7 @@
 Figures are wall times (medians); the CPU seconds (user + sys of all threads) beside them show
 how much of a wall time was waiting for a core that other work held.
 
-    python3 scripts/bench-replay.py [--runs N] [--events N] [--seeds N] [--ts-runs N] [--skip-ts] [--skip-import]
+    python3 scripts/bench-replay.py [--runs N] [--events N] [--seeds N] [--ts-runs N] [--skip-baseline] [--skip-ts] [--skip-import]
 
 Paired, alternating runs (A B, B A, A B, ...) so that load that comes and goes hits both sides
 alike; each figure is the median wall time, each ratio the median of the per-pair ratios. The
@@ -149,6 +149,7 @@ def main():
     ap.add_argument("--ts-runs", type=int, default=3, help="runs of the TypeScript driver (default 3)")
     ap.add_argument("--skip-ts", action="store_true", help="leave out the TypeScript guard")
     ap.add_argument("--skip-import", action="store_true", help="leave out the transcript import")
+    ap.add_argument("--skip-baseline", action="store_true", help="leave out the previous release (when its CLI is not on the machine)")
     args = ap.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -158,9 +159,10 @@ def main():
     openclaw = Path(os.environ.get("OPENCLAW_DIR", ROOT / "tests/openclaw/node_modules/openclaw"))
     if not openclaw.is_dir():
         openclaw = Path("/work/main/tests/openclaw/node_modules/openclaw")
-    for p in (new, base, node):
+    for p in (new, node) if args.skip_baseline else (new, base, node):
         if not Path(p).is_file():
-            sys.exit(f"bench-replay: {p} is missing")
+            hint = " (set LOOPGUARD_BASELINE, or --skip-baseline)" if p == base else ""
+            sys.exit(f"bench-replay: {p} is missing{hint}")
     rows = []  # (figure, value, command)
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})", flush=True)
 
@@ -178,7 +180,7 @@ def main():
         trace, config, _ = traces[mix]
         return [binary, "replay", *extra, "--config", config, trace]
 
-    for mix in ("tool", "bot"):
+    for mix in () if args.skip_baseline else ("tool", "bot"):
         n = traces[mix][2]
         a, b = cli(base, mix), cli(new, mix, "--jobs", "1")
         ta, tb, r = paired(a, b, args.runs)
