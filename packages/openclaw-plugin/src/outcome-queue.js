@@ -57,15 +57,14 @@ export class OutcomeQueue {
 }
 
 /**
- * The outcome as the policy takes it, fixed now: `{resultJson}` (the result's JSON text, as the
- * loopguard package would serialize it) or `{error}`; a result JSON cannot carry (a cycle, a
- * BigInt) stays as it is, and the package reports it when it is recorded.
+ * A result as the policy takes it, fixed now: `{resultJson}` (its JSON text, as the loopguard
+ * package would serialize it); a result JSON cannot carry (a cycle, a BigInt) stays `{result}`,
+ * and the package reports it when it is recorded.
  */
-export function outcomeNow(outcome) {
-  if (!('result' in outcome)) return outcome;
+export function resultNow(result) {
   try {
-    return { resultJson: JSON.stringify(outcome.result) ?? 'null' };
+    return { resultJson: JSON.stringify(result) ?? 'null' };
   } catch {
-    return outcome;
+    return { result };
   }
 }

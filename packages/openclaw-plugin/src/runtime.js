@@ -8,7 +8,7 @@ import { BoundedMap } from './bounded.js';
 import { policyDocument } from './config.js';
 import { GuardClient } from './guard-client.js';
 import { InlineClient } from './inline-client.js';
-import { OutcomeQueue, outcomeNow } from './outcome-queue.js';
+import { OutcomeQueue, resultNow } from './outcome-queue.js';
 
 /** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
 export const warningNote = (count) =>
@@ -361,7 +361,7 @@ export class Runtime {
     if (!call) return; // never checked (a tool the gateway did not dispatch, or the plugin failed open)
     let outcome;
     if (event.error !== undefined && event.error !== null) outcome = { error: event.error };
-    else if (event.result !== undefined) outcome = outcomeNow({ result: note ? withoutNote(event.result, note) : event.result });
+    else if (event.result !== undefined) outcome = resultNow(note ? withoutNote(event.result, note) : event.result);
     else return;
     this.outcomes.push({ call, callId, outcome, queueMs: performance.now() - t0 });
   }
