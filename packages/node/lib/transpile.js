@@ -4,9 +4,45 @@
 // instantiation mode, whose output is one self-contained ES module exporting
 // `instantiate(getCoreModule, imports)` with all state inside that call, so one process can hold
 // several policies side by side. The bindings are used as jco generates them.
+//
+// The transpiler is jco's own js-component-bindgen component, the file that
+// @bytecodealliance/jco-transpile publishes as its `./component` export, copied into
+// generated/jco/ by scripts/build.mjs (with its licence) and called here with the options
+// jco-transpile's `transpileBytes(bytes, { instantiation: 'sync' })` passes it
+// (test/transpile.test.mjs checks the output is the same, file for file). Why not depend on
+// jco-transpile at run time: its manifest also pulls binaryen (93 MB, for options loopguard never
+// uses), and OpenClaw's plugin loader reads and hashes every file of a plugin's dependencies when
+// the gateway starts: 190 MiB more memory for 13 s (docs/PERFORMANCE.md).
+
+const BINDGEN = '../generated/jco/js-component-bindgen-component.js';
 
 /** @param {Uint8Array} component */
 export async function transpilePolicy(component) {
-  const { transpileBytes } = await import('@bytecodealliance/jco-transpile');
-  return transpileBytes(component, { name: 'loopguard_policy', instantiation: 'sync', quiet: true });
+  const { $init, generate } = await import(BINDGEN);
+  await $init;
+  const generated = generate(component, {
+    name: 'loopguard_policy',
+    map: [],
+    instantiation: { tag: 'sync' },
+    asyncMode: undefined,
+    importBindings: undefined,
+    validLiftingOptimization: false,
+    tracing: false,
+    noComponentErrorWrapping: true,
+    noNodejsCompat: false,
+    noTypescript: false,
+    tlaCompat: false,
+    base64Cutoff: 5000,
+    noNamespacedExports: false,
+    multiMemory: false,
+    bindgenEnableWasmExnref: false,
+    strict: false,
+    flagsAsBigint: false,
+    variantsInlineCases: false,
+    useNamespaceObjects: false,
+    enumValuesScreamingSnakeCase: false,
+    idlImports: false,
+    asmjs: false,
+  });
+  return { files: Object.fromEntries(generated.files) };
 }
