@@ -14,8 +14,10 @@
 //    no guard, the core guard on, the plugin on (core off). Per tool call: the plugin's own
 //    in-hook time (its decision log, measured in the hooks) and the end-to-end step time (the gap
 //    between the fake model's consecutive requests: model answer + tool + every hook). Memory:
-//    the gateway's RSS after the turn (VmRSS, VmHWM), and the plugin's own footprint measured in a
-//    fresh Node process.
+//    the gateway's RSS once a second for its first STARTUP_S seconds after ready, no traffic (its
+//    peak: OpenClaw's plugin loader reads and hashes every file of a plugin's dependencies then),
+//    its RSS after the turn (VmRSS, VmHWM), and the plugin's own footprint measured in a fresh
+//    Node process.
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
@@ -36,6 +38,8 @@ const IN_PROCESS_N = 4000;
 /** Calls spaced like a gateway's (a tool call every few tens of ms): caches and JIT state go cold between them. */
 const GAPPED_N = 150;
 const GAP_MS = 40;
+/** How long the gateway's start-up memory is sampled after it is ready (the loader's work ends within ~13 s). */
+const STARTUP_S = 16;
 
 const q = (arr, f) => {
   if (!arr.length) return NaN;
@@ -138,7 +142,11 @@ async function gatewayRun(label, { loopDetection, plugin, trivial }) {
           ? [{ ...h.writeProbePlugin(dirs.root, { id: "lg-trivial" }), config: { blockAt: 1_000_000 } }]
           : [],
     });
-    await h.sleep(3_000);
+    const startup = [];
+    for (let i = 0; i < STARTUP_S; i += 1) {
+      startup.push(procStatus(gw.pid).rssMiB);
+      await h.sleep(1_000);
+    }
     const memStart = procStatus(gw.pid);
     // a warm-up turn, then the measured one
     await h.runAgentTurn(gw, { sessionKey: "bench-warm", message: "[scenario:warmup] [session:bench-warm] warm up" });
@@ -147,7 +155,7 @@ async function gatewayRun(label, { loopDetection, plugin, trivial }) {
     const wallMs = Date.now() - t0;
     if (res.code !== 0) throw new Error(`${label}: the turn failed: ${res.stderr.slice(-1500)}`);
     await h.sleep(3_000);
-    const mem = { ...procStatus(gw.pid), startRssMiB: memStart.rssMiB, threads: fs.readdirSync(`/proc/${gw.pid}/task`).length };
+    const mem = { ...procStatus(gw.pid), startRssMiB: memStart.rssMiB, startupPeakMiB: Math.max(...startup), threads: fs.readdirSync(`/proc/${gw.pid}/task`).length };
     const reqs = model.chatRequests("[session:bench]");
     const gaps = reqs.slice(1).map((r, i) => r.ts - reqs[i].ts);
     const log = p.readDecisions(decisionLog, { pid: gw.pid });
@@ -223,6 +231,7 @@ async function main() {
         rssMiB: median(rs.map((r) => r.mem.rssMiB)),
         hwmMiB: median(rs.map((r) => r.mem.hwmMiB)),
         startRssMiB: median(rs.map((r) => r.mem.startRssMiB)),
+        startupPeakMiB: median(rs.map((r) => r.mem.startupPeakMiB)),
         threads: median(rs.map((r) => r.mem.threads)),
         samples: rs.map((r) => Math.round(r.mem.rssMiB)),
         growthMiB: median(rs.map((r) => r.mem.rssMiB - r.mem.startRssMiB)),
@@ -233,7 +242,7 @@ async function main() {
   const none = runs.find((r) => r.label === "no guard");
   const trivial = runs.find((r) => r.label === "trivial plugin");
   const rows = [
-    ["", "per tool call p50 (ms)", "p90 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", "gateway RSS after (MiB)", "Δ vs no guard (MiB)", "Δ vs trivial plugin (MiB)", "RSS samples", "threads"],
+    ["", "per tool call p50 (ms)", "p90 (ms)", "p99 (ms)", "e2e step p50 (ms)", "e2e step p99 (ms)", `start-up peak RSS, ${STARTUP_S} s (MiB)`, "Δ vs trivial plugin (MiB)", "gateway RSS after (MiB)", "Δ vs no guard (MiB)", "Δ vs trivial plugin (MiB)", "RSS samples", "threads"],
     ...runs.map((r) => [
       r.label,
       r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.5)) : r.label === "core guard" ? `${fmt(q(coreGapped, 0.5))}*` : "–",
@@ -241,6 +250,8 @@ async function main() {
       r.label === "loopguard plugin" ? fmt(q(r.inHook, 0.99)) : r.label === "core guard" ? `${fmt(q(coreGapped, 0.99))}*` : "–",
       fmt(q(r.gaps, 0.5), 1),
       fmt(q(r.gaps, 0.99), 1),
+      fmt(r.mem.startupPeakMiB, 0),
+      !trivial || r.label !== "loopguard plugin" ? "–" : fmt(r.mem.startupPeakMiB - trivial.mem.startupPeakMiB, 0),
       fmt(r.mem.rssMiB, 0),
       !none || r === none ? "–" : fmt(r.mem.rssMiB - none.mem.rssMiB, 0),
       !trivial || r.label !== "loopguard plugin" ? "–" : fmt(r.mem.rssMiB - trivial.mem.rssMiB, 0),
@@ -255,7 +266,7 @@ async function main() {
     line(rows[0]),
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
     ...rows.slice(1).map(line),
-    `RSS growth from 3 s after start to after the turns: ${runs.map((r) => `${r.label} +${fmt(r.mem.growthMiB, 0)} MiB`).join(", ")}`,
+    `RSS growth from ${STARTUP_S} s after ready to after the turns: ${runs.map((r) => `${r.label} +${fmt(r.mem.growthMiB, 0)} MiB`).join(", ")}`,
     ...runs.filter((r) => r.before.length).map((r) => `${r.label}: before_tool_call p50 ${fmt(q(r.before, 0.5))} / p99 ${fmt(q(r.before, 0.99))} ms, after_tool_call p50 ${fmt(q(r.after, 0.5))} / p99 ${fmt(q(r.after, 0.99))} ms`),
     ...runs.filter((r) => r.recordedAt.length).map((r) => `${r.label}: outcomes recorded at ${Object.entries(Object.groupBy(r.recordedAt, (x) => x)).map(([k, v]) => `${k} ×${v.length}`).join(", ")}; at model_call_started (off the tool call's path) p50 ${fmt(q(r.recorded, 0.5))} / p99 ${fmt(q(r.recorded, 0.99))} ms`),
     ...runs.filter((r) => r.primes.length).map((r) => `${r.label}: priming when a model call starts (${r.primes.length} calls, while the gateway waits for the model): p50 ${fmt(q(r.primes, 0.5))} ms, p99 ${fmt(q(r.primes, 0.99))} ms`),
