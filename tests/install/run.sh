@@ -5,7 +5,8 @@
 #   tests/install/run.sh [DIST_DIR]     (default: dist/)
 #
 # - npm: `npm install dist/loopguard-*.tgz` into an empty project; a script blocks a loop on Node
-#   20 and Node 24; `require('loopguard')` works (no top-level await in the import graph); a
+#   20 and Node 24; `LoopGuard.load` of another policy transpiles it (no jco-transpile or
+#   binaryen installed); `require('loopguard')` works (no top-level await in the import graph); a
 #   TypeScript consumer passes `tsc --noEmit --strict` against the shipped types; a corrupt
 #   `.wasm` inside the installed package is a LoopGuardError naming the file.
 # - pip: a fresh venv, `pip install dist/loopguard-*.whl`; the same script in Python; `mypy
@@ -94,7 +95,7 @@ expect_error() { # expect_error PATTERN CMD...: the command fails and its output
 NPM_PROJECT="$WORK/npm-project"
 mkdir -p "$NPM_PROJECT"
 echo '{"name":"consumer","private":true,"type":"module"}' > "$NPM_PROJECT/package.json"
-cp "$HERE/blocks-a-loop.mjs" "$HERE/consumer.ts" "$NPM_PROJECT/"
+cp "$HERE/blocks-a-loop.mjs" "$HERE/loads-another-policy.mjs" "$HERE/consumer.ts" "$NPM_PROJECT/"
 check "npm install the tarball (no Rust on PATH)" \
     run bash -c "cd '$NPM_PROJECT' && npm install --no-audit --no-fund --loglevel=error '$TGZ'"
 check "a script blocks a loop (Node 24)" \
@@ -113,6 +114,10 @@ else
     echo "not ok - tests/install: npm ci (typescript) failed"
     fail=$((fail + 1))
 fi
+check "LoopGuard.load of another policy transpiles it with the package's own transpiler (Node 24)" \
+    expect_output "block generic_repeat 20 another policy" run bash -c "cd '$NPM_PROJECT' && node loads-another-policy.mjs"
+check "installing pulls no transpiler toolchain (no jco-transpile, no binaryen)" \
+    bash -c "cd '$NPM_PROJECT' && [ ! -e node_modules/binaryen ] && [ ! -e node_modules/@bytecodealliance/jco-transpile ]"
 CORE="$NPM_PROJECT/node_modules/loopguard/generated/loopguard_policy.core.wasm"
 check "a corrupt .wasm in the installed package is a LoopGuardError naming the file" \
     expect_error "LoopGuardError policy .*loopguard_policy\.core\.wasm: the policy shipped in this package cannot be read" \
