@@ -7,8 +7,8 @@
 //
 // The transpiler is jco's own js-component-bindgen component, the file that
 // @bytecodealliance/jco-transpile publishes as its `./component` export, copied into
-// generated/jco/ by scripts/build.mjs (with its licence) and called here with the options
-// jco-transpile's `transpileBytes(bytes, { instantiation: 'sync' })` passes it
+// generated/jco/ by scripts/build.mjs (with its licence) and called as jco-transpile's
+// `transpileBytes(bytes, { instantiation: 'sync' })` calls it
 // (test/transpile.test.mjs checks the output is the same, file for file). Why not depend on
 // jco-transpile at run time: its manifest also pulls binaryen (93 MB, for options loopguard never
 // uses), and OpenClaw's plugin loader reads and hashes every file of a plugin's dependencies when
@@ -20,29 +20,13 @@ const BINDGEN = '../generated/jco/js-component-bindgen-component.js';
 export async function transpilePolicy(component) {
   const { $init, generate } = await import(BINDGEN);
   await $init;
+  // What `transpileBytes` sets that differs from the component's defaults (absent = off); the
+  // TypeScript declarations it would also write are not used here.
   const generated = generate(component, {
     name: 'loopguard_policy',
-    map: [],
     instantiation: { tag: 'sync' },
-    asyncMode: undefined,
-    importBindings: undefined,
-    validLiftingOptimization: false,
-    tracing: false,
     noComponentErrorWrapping: true,
-    noNodejsCompat: false,
-    noTypescript: false,
-    tlaCompat: false,
-    base64Cutoff: 5000,
-    noNamespacedExports: false,
-    multiMemory: false,
-    bindgenEnableWasmExnref: false,
-    strict: false,
-    flagsAsBigint: false,
-    variantsInlineCases: false,
-    useNamespaceObjects: false,
-    enumValuesScreamingSnakeCase: false,
-    idlImports: false,
-    asmjs: false,
+    noTypescript: true,
   });
   return { files: Object.fromEntries(generated.files) };
 }
