@@ -11,30 +11,13 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import * as cli from '@bytecodealliance/preview2-shim/cli';
-import * as clocks from '@bytecodealliance/preview2-shim/clocks';
-import * as io from '@bytecodealliance/preview2-shim/io';
-import * as random from '@bytecodealliance/preview2-shim/random';
 import { blake3 } from '@noble/hashes/blake3.js';
 import { instantiate as defaultInstantiate } from '../generated/loopguard_policy.js';
 import { LoopGuardError, message } from './errors.js';
+import { WASI } from './wasi.js';
 
 /** The WIT interface this package drives; a policy of another major version is refused. */
 export const SUPPORTED_INTERFACE = '1';
-
-/**
- * The WASI imports a policy gets: the preview2-shim interfaces for cli, io, random and clocks.
- * No filesystem, sockets or http: a policy that imports them fails to instantiate.
- */
-const WASI = Object.freeze(
-  Object.fromEntries(
-    Object.entries({ cli, clocks, io, random }).flatMap(([pkg, mod]) =>
-      Object.entries(mod)
-        .filter(([name, iface]) => !name.startsWith('_') && iface !== null && typeof iface === 'object')
-        .map(([name, iface]) => [`wasi:${pkg}/${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, iface]),
-    ),
-  ),
-);
 
 const generated = new URL('../generated/', import.meta.url);
 

@@ -48,8 +48,8 @@ execFileSync(process.execPath, [path.join(here, 'build.mjs')], { stdio: 'inherit
 checkDependencies();
 
 // The tarball is packed from a staging copy whose node_modules holds loopguard alone: npm bundles
-// a bundled package's whole dependency tree when it is installed (platform-specific native
-// addons of preview2-shim), while the public ones belong to the install's own npm run.
+// a bundled package's whole dependency tree when it is installed, while the public ones belong to
+// the install's own npm run.
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-loopguard-pack-'));
 try {
   for (const f of ['package.json', 'openclaw.plugin.json', 'README.md', 'src']) {
