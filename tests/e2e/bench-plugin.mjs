@@ -3,7 +3,7 @@
 // it prints a table (and, with --json FILE, writes the figures).
 //
 //   source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/bench-plugin.mjs [--calls 60] [--repeat 2]
-//       [--model-delay-ms 0] [--only LABEL] [--json out.json]
+//       [--model-delay-ms 0] [--only LABEL[,LABEL…]] [--json out.json]
 //
 // 1. The guard calls alone, in this process, same workload for both (N tool calls over 50
 //    sessions, arguments cycling so that nothing trips): OpenClaw 2026.9.6's own detector
@@ -203,7 +203,7 @@ async function main() {
     // before_tool_call hook that counts, so that the loopguard row's memory can be read beside it
     ["trivial plugin", { loopDetection: false, plugin: false, trivial: true }],
     ["loopguard plugin", { loopDetection: false, plugin: true }],
-  ].filter(([l]) => !only || l.includes(only));
+  ].filter(([l]) => !only || only.split(",").some((o) => l.includes(o)));
   // interleaved repeats (the gateway's own RSS varies by tens of MiB from run to run): the
   // figures are medians over the repeats, the per-call samples pooled
   const all = new Map(configs.map(([l]) => [l, []]));

@@ -8,7 +8,9 @@
 // RSS (measured with Node 20: importing the shim took RSS from 41.8 to 52.7 MiB and one thread
 // more), and OpenClaw's plugin runs the guard in a worker of its own, so the gateway paid for a
 // third isolate. The shim's browser build has no worker, but its package exports give Node only
-// the Node build. What a policy needs is small and synchronous, so it is written here.
+// the Node build. What a policy needs is small and synchronous, so it is written here. The shim
+// stays a dependency: jco's own transpiler component (generated/jco/) imports it, in the
+// short-lived worker lib/transpile-worker.js starts only to load a policy other than the default.
 import { writeSync } from 'node:fs';
 import { randomFillSync } from 'node:crypto';
 
