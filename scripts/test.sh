@@ -40,6 +40,11 @@ bash "$ROOT/scripts/dist.sh"
 stage "tests/install/run.sh (the packages in dist/, installed as a user would)"
 bash "$ROOT/tests/install/run.sh" "$ROOT/dist"
 
+# The hostile fixture: the Node package's panic test, the plugin's fail-mode and hot-swap tests and
+# the e2e stage need it (the e2e stage uses the same build and skips it when present); without it
+# those tests would be skipped here.
+bash scripts/build-hostile-policy.sh
+
 stage "packages/node: node --test (Node 20, then Node 24)"
 # the example gateway imports `loopguard` by name, as a user's would (replay.test.mjs runs it)
 (cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
@@ -51,9 +56,6 @@ stage "packages/python: pytest on the built wheel"
 .venv/bin/python -m pytest -q packages/python/tests
 
 stage "packages/openclaw-plugin: node --test (Node 24; its node_modules come from dist.sh's pack.mjs)"
-# The fail-mode and hot-swap tests need the hostile fixture (the e2e stage uses the same build and
-# skips it when present); without it they would be skipped here.
-bash scripts/build-hostile-policy.sh
 (cd packages/openclaw-plugin && "$NODE24_BIN/node" --test test/*.test.mjs)
 
 stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
