@@ -10,9 +10,8 @@ use crate::error::PolicyError;
 use crate::gateway::Gateway;
 use crate::group::{GroupStart, GroupStep};
 use crate::js::js_trim;
-use crate::json::Json;
 use crate::tool_loop::{CompactionVerdict, OutcomeVerdict, ToolAction, ToolVerdict};
-use crate::trace::{self, Event};
+use crate::trace::{self, Event, Line};
 use std::fmt::Write as _;
 
 /// Replays a whole trace on a fresh gateway built from `config`.
@@ -23,7 +22,7 @@ pub fn replay(config: &str, trace: &str) -> Result<String, PolicyError> {
 impl Gateway {
     /// Applies JSON Lines events; `first_line` numbers the first line. Returns the decisions.
     pub fn apply_events(&mut self, text: &str, first_line: u32) -> Result<String, PolicyError> {
-        let mut parsed: Vec<(u32, Json<'_>)> = Vec::new();
+        let mut parsed: Vec<(u32, Line<'_>)> = Vec::new();
         let keys = self.config.lone_keys();
         for (i, line) in text.split('\n').enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
@@ -31,7 +30,7 @@ impl Gateway {
                 continue;
             }
             let n = first_line.saturating_add(i as u32);
-            parsed.push((n, trace::parse_line_with(line, n, keys)?));
+            parsed.push((n, Line::read(line, n, keys)?));
         }
         let events = parsed.iter().map(|(n, v)| trace::event(v, *n).map(|e| (*n, e))).collect::<Result<Vec<_>, _>>()?;
         let mut out = String::with_capacity(events.len() * 64);

@@ -24,7 +24,7 @@ use crate::js::{cmp_utf16, same_text};
 mod lone;
 mod parser;
 pub use lone::StrBuf;
-pub use parser::{parse, parse_with, JsonError, LoneKeys};
+pub use parser::{parse, parse_with, read_object, JsonError, LoneKeys};
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;

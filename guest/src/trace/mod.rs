@@ -3,11 +3,14 @@
 //! Each line is checked field by field so that a bad event is an error naming its line and
 //! field, never a silently dropped event. Events borrow their strings from the parsed line.
 
-use crate::error::{ErrorKind, PolicyError};
+use crate::error::PolicyError;
 use crate::group::Reply;
-use crate::input::MAX_VALUE_BYTES;
-use crate::json::{self, Json, LoneKeys};
+use crate::json::Json;
 use crate::tool_loop::{Args, Outcome, ToolCall};
+
+mod line;
+use line::Field as F;
+pub use line::Line;
 
 /// Largest integer a JSON number carries exactly (2^53 − 1).
 const MAX_SAFE_INT: f64 = 9_007_199_254_740_991.0;
@@ -88,47 +91,25 @@ pub struct GroupMessage<'a> {
     pub text: &'a str,
 }
 
-/// Parses one line into JSON, with errors naming the line.
-pub fn parse_line(line: &str, n: u32) -> Result<Json<'_>, PolicyError> {
-    parse_line_with(line, n, LoneKeys::Merge)
-}
-
-/// [`parse_line`] with the profile's key identity.
-pub fn parse_line_with(line: &str, n: u32, keys: LoneKeys) -> Result<Json<'_>, PolicyError> {
-    if line.len() > MAX_VALUE_BYTES {
-        return Err(PolicyError::new(
-            ErrorKind::TooLarge,
-            format!("line {n}"),
-            format!("the event is {} bytes; events larger than {MAX_VALUE_BYTES} bytes are refused", line.len()),
-        ));
-    }
-    let v = json::parse_with(line, keys)
-        .map_err(|e| PolicyError::input(format!("line {n}"), format!("not valid JSON: {e}")))?;
-    if !v.is_object() {
-        return Err(PolicyError::input(format!("line {n}"), "an event must be a JSON object"));
-    }
-    Ok(v)
-}
-
 /// Reads the event held by a parsed line.
-pub fn event<'a>(v: &'a Json<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
+pub fn event<'a>(v: &'a Line<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
     let f = Fields { v, n };
-    let kind = f.req_str("kind")?;
+    let kind = f.req_str(F::Kind)?;
     Ok(match kind {
         "tool_call" | "tool_result" => {
             let call = ToolCall {
-                session: f.req_str("session")?,
-                tool: f.req_str("tool")?,
-                args: Args::Value(f.req_any("args")?),
-                run: f.opt_str("run")?,
-                agent: f.opt_str("agent")?,
-                call_id: f.opt_str("call_id")?,
+                session: f.req_str(F::Session)?,
+                tool: f.req_str(F::Tool)?,
+                args: Args::Value(f.req_any(F::Args)?),
+                run: f.opt_str(F::Run)?,
+                agent: f.opt_str(F::Agent)?,
+                call_id: f.opt_str(F::CallId)?,
             };
-            f.opt_int("ts_ms")?;
+            f.opt_int(F::TsMs)?;
             if kind == "tool_call" {
                 Event::ToolCall(call)
             } else {
-                let outcome = match (v.get("result"), v.get("error")) {
+                let outcome = match (v.get(F::Result), v.get(F::Error)) {
                     (Some(r), None) => Outcome::Result(r),
                     (None, Some(e)) => Outcome::Error(e),
                     (Some(_), Some(_)) => return Err(f.err("result", "has both `result` and `error`; give exactly one")),
@@ -137,24 +118,24 @@ pub fn event<'a>(v: &'a Json<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
                 Event::ToolResult(call, outcome)
             }
         }
-        "compaction" => Event::Compaction { session: f.req_str("session")?, run: f.opt_str("run")?, agent: f.opt_str("agent")? },
+        "compaction" => Event::Compaction { session: f.req_str(F::Session)?, run: f.opt_str(F::Run)?, agent: f.opt_str(F::Agent)? },
         "bot_message" => {
-            let conversation = f.req_str("conversation")?;
+            let conversation = f.req_str(F::Conversation)?;
             Event::BotMessage(BotMessage {
-                channel: f.req_str("channel")?,
-                account: f.req_str("account")?,
+                channel: f.req_str(F::Channel)?,
+                account: f.req_str(F::Account)?,
                 conversation,
-                room: f.opt_str("room")?.unwrap_or(conversation),
-                sender: f.req_str("sender")?,
-                receiver: f.req_str("receiver")?,
-                ts_ms: f.req_int("ts_ms")?,
-                event_id: f.opt_str("event_id")?,
+                room: f.opt_str(F::Room)?.unwrap_or(conversation),
+                sender: f.req_str(F::Sender)?,
+                receiver: f.req_str(F::Receiver)?,
+                ts_ms: f.req_int(F::TsMs)?,
+                event_id: f.opt_str(F::EventId)?,
             })
         }
         "group_message" => Event::GroupMessage(GroupMessage {
             thread: f.thread()?,
-            peer: f.req_str("peer")?,
-            text: f.req_str("text")?,
+            peer: f.req_str(F::Peer)?,
+            text: f.req_str(F::Text)?,
         }),
         "group_replies" => {
             let thread = f.thread()?;
@@ -171,7 +152,7 @@ pub fn event<'a>(v: &'a Json<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
 }
 
 struct Fields<'a> {
-    v: &'a Json<'a>,
+    v: &'a Line<'a>,
     n: u32,
 }
 
@@ -180,55 +161,57 @@ impl<'a> Fields<'a> {
         PolicyError::input(format!("line {}: {field}", self.n), reason)
     }
 
-    fn req_any(&self, field: &str) -> Result<&'a Json<'a>, PolicyError> {
-        self.v.get(field).ok_or_else(|| self.err(field, "missing required field"))
+    fn req_any(&self, field: F) -> Result<&'a Json<'a>, PolicyError> {
+        self.v.get(field).ok_or_else(|| self.err(field.name(), "missing required field"))
     }
 
-    fn req_str(&self, field: &str) -> Result<&'a str, PolicyError> {
+    fn req_str(&self, field: F) -> Result<&'a str, PolicyError> {
         match self.req_any(field)? {
             Json::Str(s) => Ok(s),
-            other => Err(self.err(field, format!("must be a string, not {}", describe(other)))),
+            other => Err(self.err(field.name(), format!("must be a string, not {}", describe(other)))),
         }
     }
 
-    fn opt_str(&self, field: &str) -> Result<Option<&'a str>, PolicyError> {
+    fn opt_str(&self, field: F) -> Result<Option<&'a str>, PolicyError> {
         match self.v.get(field) {
             None => Ok(None),
             Some(Json::Str(s)) => Ok(Some(s)),
-            Some(other) => Err(self.err(field, format!("must be a string when present, not {}", describe(other)))),
+            Some(other) => {
+                Err(self.err(field.name(), format!("must be a string when present, not {}", describe(other))))
+            }
         }
     }
 
-    fn int(&self, field: &str, v: &Json<'_>) -> Result<i64, PolicyError> {
+    fn int(&self, field: F, v: &Json<'_>) -> Result<i64, PolicyError> {
         match v {
             Json::Num(x) if x.fract() == 0.0 && *x >= 0.0 && *x <= MAX_SAFE_INT => Ok(*x as i64),
             Json::Num(x) if x.fract() == 0.0 && *x < 0.0 => {
-                Err(self.err(field, format!("must be a non-negative integer (milliseconds), not {x}")))
+                Err(self.err(field.name(), format!("must be a non-negative integer (milliseconds), not {x}")))
             }
-            other => Err(self.err(field, format!("must be an integer (milliseconds), not {}", describe(other)))),
+            other => Err(self.err(field.name(), format!("must be an integer (milliseconds), not {}", describe(other)))),
         }
     }
 
-    fn req_int(&self, field: &str) -> Result<i64, PolicyError> {
+    fn req_int(&self, field: F) -> Result<i64, PolicyError> {
         self.int(field, self.req_any(field)?)
     }
 
-    fn opt_int(&self, field: &str) -> Result<Option<i64>, PolicyError> {
+    fn opt_int(&self, field: F) -> Result<Option<i64>, PolicyError> {
         self.v.get(field).map(|v| self.int(field, v)).transpose()
     }
 
     fn thread(&self) -> Result<GroupThread<'a>, PolicyError> {
         Ok(GroupThread {
-            channel: self.req_str("channel")?,
-            account: self.req_str("account")?,
-            conversation: self.req_str("conversation")?,
-            thread: self.opt_str("thread")?,
-            root: self.req_str("root")?,
+            channel: self.req_str(F::Channel)?,
+            account: self.req_str(F::Account)?,
+            conversation: self.req_str(F::Conversation)?,
+            thread: self.opt_str(F::Thread)?,
+            root: self.req_str(F::Root)?,
         })
     }
 
     fn replies(&self) -> Result<Vec<Reply>, PolicyError> {
-        let Json::Arr(items) = self.req_any("replies")? else {
+        let Json::Arr(items) = self.req_any(F::Replies)? else {
             return Err(self.err("replies", "must be a list of {\"agent\": id, \"reply\": string or null}"));
         };
         items

@@ -1,0 +1,263 @@
+//! One trace line's fields, read without building an object for the line.
+//!
+//! A line's members are looked up by name and never serialized, so they are kept in document
+//! order under a [`Field`] tag instead of sorted into a [`Json`] object; members of any other
+//! name are read (the line must be JSON) and dropped. Lookups then compare a tag, not a text.
+
+use crate::error::{ErrorKind, PolicyError};
+use crate::input::MAX_VALUE_BYTES;
+use crate::js::same_text;
+use crate::json::{self, Json, LoneKeys};
+
+/// The trace format's field names (spec/trace-format.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Kind,
+    Session,
+    Tool,
+    Args,
+    Run,
+    Agent,
+    CallId,
+    TsMs,
+    Result,
+    Error,
+    Channel,
+    Account,
+    Conversation,
+    Room,
+    Sender,
+    Receiver,
+    EventId,
+    Thread,
+    Root,
+    Peer,
+    Text,
+    Replies,
+}
+
+impl Field {
+    /// Every field, for the slow path that looks each one up in an object.
+    const ALL: [Field; 22] = [
+        Field::Kind,
+        Field::Session,
+        Field::Tool,
+        Field::Args,
+        Field::Run,
+        Field::Agent,
+        Field::CallId,
+        Field::TsMs,
+        Field::Result,
+        Field::Error,
+        Field::Channel,
+        Field::Account,
+        Field::Conversation,
+        Field::Room,
+        Field::Sender,
+        Field::Receiver,
+        Field::EventId,
+        Field::Thread,
+        Field::Root,
+        Field::Peer,
+        Field::Text,
+        Field::Replies,
+    ];
+
+    /// The field's name in a trace line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Kind => "kind",
+            Field::Session => "session",
+            Field::Tool => "tool",
+            Field::Args => "args",
+            Field::Run => "run",
+            Field::Agent => "agent",
+            Field::CallId => "call_id",
+            Field::TsMs => "ts_ms",
+            Field::Result => "result",
+            Field::Error => "error",
+            Field::Channel => "channel",
+            Field::Account => "account",
+            Field::Conversation => "conversation",
+            Field::Room => "room",
+            Field::Sender => "sender",
+            Field::Receiver => "receiver",
+            Field::EventId => "event_id",
+            Field::Thread => "thread",
+            Field::Root => "root",
+            Field::Peer => "peer",
+            Field::Text => "text",
+            Field::Replies => "replies",
+        }
+    }
+
+    /// The field named `name`, if any. Why not a search of [`Field::ALL`]: a line's every key
+    /// passes here, and comparing it with up to 22 names (a `memcmp` call each in the
+    /// component) cost more than the sorting and lookups this reader saves (callgrind, the
+    /// bench's bot trace); the length and the end bytes pick the one candidate.
+    fn from_name(name: &str) -> Option<Field> {
+        let b = name.as_bytes();
+        let (&first, &last) = (b.first()?, b.last()?);
+        let candidate = match (b.len(), first, last) {
+            (4, b'k', _) => Field::Kind,
+            (7, b's', _) => Field::Session,
+            (4, b't', b'l') => Field::Tool,
+            (4, b'a', _) => Field::Args,
+            (3, b'r', _) => Field::Run,
+            (5, b'a', _) => Field::Agent,
+            (7, b'c', b'd') => Field::CallId,
+            (5, b't', _) => Field::TsMs,
+            (6, b'r', _) => Field::Result,
+            (5, b'e', _) => Field::Error,
+            (7, b'c', b'l') => Field::Channel,
+            (7, b'a', _) => Field::Account,
+            (12, b'c', _) => Field::Conversation,
+            (4, b'r', b'm') => Field::Room,
+            (6, b's', _) => Field::Sender,
+            (8, b'r', _) => Field::Receiver,
+            (8, b'e', _) => Field::EventId,
+            (6, b't', _) => Field::Thread,
+            (4, b'r', b't') => Field::Root,
+            (4, b'p', _) => Field::Peer,
+            (4, b't', b't') => Field::Text,
+            (7, b'r', _) => Field::Replies,
+            _ => return None,
+        };
+        same_text(candidate.name(), name).then_some(candidate)
+    }
+}
+
+/// A trace line's fields: each present one once, the later of duplicates (`JSON.parse`).
+#[derive(Debug)]
+pub struct Line<'a> {
+    values: Vec<Json<'a>>,
+    /// Where each field's value is in `values`, plus one; 0 when the line lacks the field.
+    at: [u8; Field::ALL.len()],
+}
+
+impl<'a> Line<'a> {
+    /// Reads line `n`; errors name the line.
+    pub fn read(text: &'a str, n: u32, keys: LoneKeys) -> Result<Line<'a>, PolicyError> {
+        if text.len() > MAX_VALUE_BYTES {
+            return Err(PolicyError::new(
+                ErrorKind::TooLarge,
+                format!("line {n}"),
+                format!("the event is {} bytes; events larger than {MAX_VALUE_BYTES} bytes are refused", text.len()),
+            ));
+        }
+        let not_json = |e: json::JsonError| PolicyError::input(format!("line {n}"), format!("not valid JSON: {e}"));
+        let mut line = Line { values: Vec::with_capacity(10), at: [0; Field::ALL.len()] };
+        // Keys that differ only in lone surrogates are distinct keys under `LoneKeys::Distinct`,
+        // and `Json::get` has a rule for choosing among them: such a line (never written by a
+        // gateway) is read as an object and looked up by that rule.
+        let mut lone_key = false;
+        let object = json::read_object(text, keys, |key, value| {
+            lone_key |= key.has_lone();
+            if let Some(field) = Field::from_name(&key) {
+                line.set(field, value);
+            }
+        })
+        .map_err(not_json)?;
+        if !object {
+            return Err(PolicyError::input(format!("line {n}"), "an event must be a JSON object"));
+        }
+        if lone_key && keys == LoneKeys::Distinct {
+            let object = json::parse_with(text, keys).map_err(not_json)?;
+            line = Line { values: Vec::new(), at: [0; Field::ALL.len()] };
+            for field in Field::ALL {
+                if let Some(value) = object.get(field.name()) {
+                    line.set(field, value.clone());
+                }
+            }
+        }
+        Ok(line)
+    }
+
+    fn set(&mut self, field: Field, value: Json<'a>) {
+        match self.at[field as usize] {
+            0 => {
+                self.values.push(value);
+                // At most one value per field, so at most 22: fits a byte.
+                self.at[field as usize] = self.values.len() as u8;
+            }
+            at => self.values[usize::from(at) - 1] = value,
+        }
+    }
+
+    /// The value of `field`, if the line has it.
+    pub fn get(&self, field: Field) -> Option<&Json<'a>> {
+        let at = usize::from(self.at[field as usize]);
+        at.checked_sub(1).map(|i| &self.values[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the line's fields were before this reader: the line parsed into an object and each
+    /// field looked up by `Json::get`.
+    fn by_object<'a>(text: &'a str, keys: LoneKeys) -> Vec<(Field, Json<'a>)> {
+        let object = json::parse_with(text, keys).expect("valid JSON");
+        Field::ALL.into_iter().filter_map(|f| object.get(f.name()).map(|v| (f, v.clone()))).collect()
+    }
+
+    #[test]
+    fn fields_are_what_an_object_lookup_gives() {
+        let lines = [
+            r#"{"kind":"tool_call","session":"s","tool":"exec","args":{"b":1,"a":[1,2]}}"#,
+            r#"{"kind":"bot_message","kind":"tool_call","session":"a","session":"b"}"#,
+            r#"{"other":{"deep":[1,{"x":null}]},"ts_ms":5,"ts_ms":7.5,"text":"\u00e9\n"}"#,
+            r#"{"kind\ud800":"lone","kind":"plain"}"#,
+            r#"{"kind":"plain","kind\ud800":"lone"}"#,
+            r#"{"kind\udc00":"one","kind\ud800":"two"}"#,
+            r#"{"kind\ud800":"only"}"#,
+            r#"{}"#,
+        ];
+        for text in lines {
+            for keys in [LoneKeys::Merge, LoneKeys::Distinct] {
+                let line = Line::read(text, 1, keys).expect("reads");
+                for (field, value) in by_object(text, keys) {
+                    assert_eq!(line.get(field), Some(&value), "{text} {keys:?} {field:?}");
+                }
+                let count = Field::ALL.into_iter().filter(|f| line.get(*f).is_some()).count();
+                assert_eq!(count, by_object(text, keys).len(), "{text} {keys:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_name_and_only_those_is_a_field() {
+        for field in Field::ALL {
+            assert_eq!(Field::from_name(field.name()), Some(field));
+            // Same length and ends, another middle: not the field.
+            let name = field.name();
+            let near = format!("{}{}{}", &name[..1], "?".repeat(name.len() - 2), &name[name.len() - 1..]);
+            assert_eq!(Field::from_name(&near), None, "{near}");
+        }
+        for other in ["", "k", "KIND", "kine", "tooth", "rooms", "result "] {
+            assert_eq!(Field::from_name(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_later_of_duplicate_fields_wins() {
+        let line = Line::read(r#"{"kind":"bot_message","kind":"tool_call"}"#, 1, LoneKeys::Merge).expect("reads");
+        assert_eq!(line.get(Field::Kind).and_then(Json::as_str), Some("tool_call"));
+    }
+
+    #[test]
+    fn a_line_that_is_not_an_object_or_not_json_names_the_line() {
+        let reason = |text: &str| {
+            let e = Line::read(text, 7, LoneKeys::Merge).expect_err("refused");
+            assert_eq!(e.path, "line 7");
+            e.reason
+        };
+        assert_eq!(reason("[1,2]"), "an event must be a JSON object");
+        assert_eq!(reason("\"kind\""), "an event must be a JSON object");
+        assert!(reason(r#"{"kind":"tool_call""#).starts_with("not valid JSON: "));
+        // Members of other names are still read, so a broken one is an error too.
+        assert!(reason(r#"{"kind":"tool_call","other":[1,}"#).starts_with("not valid JSON: "));
+        assert!(reason(r#"{"kind":"tool_call"} x"#).starts_with("not valid JSON: unexpected text after"));
+    }
+}
