@@ -10,6 +10,7 @@ use crate::error::PolicyError;
 use crate::gateway::Gateway;
 use crate::group::{GroupStart, GroupStep};
 use crate::js::js_trim;
+use crate::json::len_until;
 use crate::tool_loop::{CompactionVerdict, OutcomeVerdict, ToolAction, ToolVerdict};
 use crate::trace::{self, Event, Line};
 use std::fmt::Write as _;
@@ -24,7 +25,7 @@ impl Gateway {
     pub fn apply_events(&mut self, text: &str, first_line: u32) -> Result<String, PolicyError> {
         let mut parsed: Vec<(u32, Line<'_>)> = Vec::new();
         let keys = self.config.lone_keys();
-        for (i, line) in text.split('\n').enumerate() {
+        for (i, line) in lines(text).enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             if js_trim(line).is_empty() {
                 continue;
@@ -96,6 +97,18 @@ impl Gateway {
     }
 }
 
+/// `text.split('\n')`, with the line ends found eight bytes at a time ([`len_until`]).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        let end = len_until(r.as_bytes(), b'\n');
+        // `end` is at a newline (ASCII, so a char boundary) or the end of the text.
+        rest = r.get(end + 1..);
+        Some(&r[..end])
+    })
+}
+
 fn write_tool_verdict(v: &ToolVerdict, out: &mut String) {
     let action = match v.action {
         ToolAction::Allow => return out.push_str("\"allow\""),
@@ -133,4 +146,14 @@ fn write_list(items: &[String], out: &mut String) {
         write_string(s, out);
     }
     out.push(']');
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lines_are_what_split_gives() {
+        for text in ["", "\n", "a", "a\n", "\na\n\nb", "{\"k\":1}\r\n{\"k\":2}\n\n", &"é\n".repeat(20)] {
+            assert_eq!(super::lines(text).collect::<Vec<_>>(), text.split('\n').collect::<Vec<_>>(), "{text:?}");
+        }
+    }
 }

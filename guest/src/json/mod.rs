@@ -250,29 +250,33 @@ pub(crate) fn verbatim_len(b: &[u8]) -> usize {
     prefix_len(b, flags, |c| c == b'"' || c == b'\\' || c < 0x20)
 }
 
-/// The length of the longest prefix of `b` without `"`, eight bytes at a time like
-/// [`verbatim_len`]. The reader sizes a string with escapes by it: the string's literal ends at
-/// the first unescaped quote, so its text fits unless it holds escaped quotes (then it grows).
-/// Why not a byte loop: in the component that is a load and a branch per byte, and a result's
-/// text of a few hundred bytes otherwise grew five times while it was decoded.
-pub(crate) fn quote_len(b: &[u8]) -> usize {
-    prefix_len(b, |w| zero_bytes(w ^ (ONES * u64::from(b'"'))), |c| c == b'"')
+/// The length of the longest prefix of `b` without `byte`, eight bytes at a time like
+/// [`verbatim_len`]. The reader sizes a string with escapes by it (the string's literal ends at
+/// the first unescaped quote, so its text fits unless it holds escaped quotes), and replay
+/// splits a batch into lines by it. Why not a byte loop: in the component that is a load and a
+/// branch per byte, and a result's text of a few hundred bytes otherwise grew five times while
+/// it was decoded; nor `str::split`, whose `memchr` goes four bytes at a time in wasm32 (~1 k
+/// instructions a bot line in replay, ~0.2 k this way; callgrind).
+pub(crate) fn len_until(b: &[u8], byte: u8) -> usize {
+    prefix_len(b, |w| zero_bytes(w ^ (ONES * u64::from(byte))), |c| c == byte)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{quote_len, verbatim_len};
+    use super::{len_until, verbatim_len};
 
     #[test]
-    fn quote_len_finds_the_first_quote() {
-        for len in 0..40 {
-            let plain = "a\\é\n".repeat(len).into_bytes();
-            assert_eq!(quote_len(&plain), plain.len());
-            for at in 0..plain.len().min(24) {
-                let mut text = plain.clone();
-                text[at] = b'"';
-                *text.last_mut().expect("not empty") = b'"';
-                assert_eq!(quote_len(&text), at);
+    fn len_until_finds_the_first_such_byte() {
+        for (byte, plain) in [(b'"', "a\\é\n"), (b'\n', "a\\é\"\r")] {
+            for len in 0..40 {
+                let plain = plain.repeat(len).into_bytes();
+                assert_eq!(len_until(&plain, byte), plain.len());
+                for at in 0..plain.len().min(24) {
+                    let mut text = plain.clone();
+                    text[at] = byte;
+                    *text.last_mut().expect("not empty") = byte;
+                    assert_eq!(len_until(&text, byte), at);
+                }
             }
         }
     }

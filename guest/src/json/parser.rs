@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{lone::sort_distinct, quote_len, sort_members, verbatim_len, Json, LoneSurrogate, Str, MAX_DEPTH};
+use super::{len_until, lone::sort_distinct, sort_members, verbatim_len, Json, LoneSurrogate, Str, MAX_DEPTH};
 
 /// What makes two object keys the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -258,7 +258,7 @@ impl<'a> Parser<'a> {
             let literal = &self.src[open..self.i];
             return Ok(Str::read(Cow::Borrowed(&self.src[start..self.i - 1]), Vec::new(), Some(literal)));
         }
-        let mut out = String::with_capacity(self.i - start + quote_len(&self.s[self.i..]));
+        let mut out = String::with_capacity(self.i - start + len_until(&self.s[self.i..], b'"'));
         out.push_str(&self.src[start..self.i]);
         let mut lone = Vec::new();
         // Whether every escape so far is the one `JSON.stringify` writes for its character.
