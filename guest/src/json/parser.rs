@@ -57,7 +57,8 @@ pub fn parse_with(text: &str, keys: LoneKeys) -> Result<Json<'_>, JsonError> {
 ///
 /// Why beside [`parse_with`]: a replayed trace line's members are looked up, never serialized,
 /// so sorting them and collecting them into an object is work nobody reads. Reading a bot line
-/// so took ~9 k fewer instructions of ~22 k (callgrind, docs/PERFORMANCE.md).
+/// so, with the table of `trace/line.rs`, took a bot event in replay from 22.5 k to 18.0 k
+/// instructions (callgrind, docs/PERFORMANCE.md).
 pub fn read_object<'a>(
     text: &'a str,
     keys: LoneKeys,
