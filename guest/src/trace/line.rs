@@ -227,6 +227,14 @@ mod tests {
     }
 
     #[test]
+    fn all_lists_every_field_at_its_own_index() {
+        // `Line::at` is indexed by `field as usize` and sized by `Field::ALL`.
+        for (i, field) in Field::ALL.into_iter().enumerate() {
+            assert_eq!(field as usize, i, "{field:?}");
+        }
+    }
+
+    #[test]
     fn every_name_and_only_those_is_a_field() {
         for field in Field::ALL {
             assert_eq!(Field::from_name(field.name()), Some(field));
