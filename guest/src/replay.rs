@@ -9,7 +9,7 @@ use crate::canonical::write_string;
 use crate::error::PolicyError;
 use crate::gateway::Gateway;
 use crate::group::{GroupStart, GroupStep};
-use crate::js::js_trim;
+use crate::js::is_js_space;
 use crate::json::len_until;
 use crate::tool_loop::{CompactionVerdict, OutcomeVerdict, ToolAction, ToolVerdict};
 use crate::trace::{self, Event, Line};
@@ -27,7 +27,9 @@ impl Gateway {
         let keys = self.config.lone_keys();
         for (i, line) in lines(text).enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
-            if js_trim(line).is_empty() {
+            // Not `js_trim(line).is_empty()`: that scans from both ends, this stops at a line's
+            // first `{` (~0.15 k instructions a bot event in replay, callgrind).
+            if line.chars().all(is_js_space) {
                 continue;
             }
             let n = first_line.saturating_add(i as u32);

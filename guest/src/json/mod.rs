@@ -22,9 +22,11 @@ use std::ops::Deref;
 use crate::js::{cmp_utf16, same_text};
 
 mod lone;
+mod object;
 mod parser;
 pub use lone::StrBuf;
-pub use parser::{parse, parse_with, read_object, JsonError, LoneKeys};
+pub use object::{read_object, Member, TextOrJson};
+pub use parser::{parse, parse_with, JsonError, LoneKeys};
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;
@@ -93,6 +95,35 @@ impl<'a> Str<'a> {
     /// The lone surrogates `JSON.parse` would have kept, in order.
     pub fn lone_surrogates(&self) -> &[LoneSurrogate] {
         &self.lone
+    }
+}
+
+/// A string as the reader met it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Text<'a> {
+    /// A literal without escapes: its text and the literal (quotes included), borrowed.
+    Plain {
+        /// The text.
+        text: &'a str,
+        /// The literal, which is also what `JSON.stringify` writes for the text.
+        literal: &'a str,
+    },
+    /// A literal with escapes, decoded.
+    Decoded(Str<'a>),
+}
+
+impl Text<'_> {
+    /// The text without lone surrogates.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Text::Plain { text, .. } => text,
+            Text::Decoded(s) => s.as_str(),
+        }
+    }
+
+    /// True when the string held lone surrogates.
+    pub fn has_lone(&self) -> bool {
+        matches!(self, Text::Decoded(s) if s.has_lone())
     }
 }
 
@@ -263,7 +294,24 @@ pub(crate) fn len_until(b: &[u8], byte: u8) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{len_until, verbatim_len};
+    use super::{len_until, parse, verbatim_len, Json};
+
+    #[test]
+    fn numbers_are_the_doubles_a_correctly_rounded_parse_gives() {
+        // Integers of up to 15 digits take a shorter way than the others: both must agree.
+        let digits = ["0", "7", "1767225600000", "999999999999999", "1000000000000000", "9007199254740993"];
+        let mut texts: Vec<String> = digits.iter().flat_map(|d| [d.to_string(), format!("-{d}")]).collect();
+        texts.extend(["1.0", "1e3", "-0.0", "123456789012345678901234567890", "1E400", "-1e-400"].map(String::from));
+        for text in texts {
+            let want: f64 = text.parse().expect("a number");
+            match parse(&text) {
+                Ok(Json::Num(n)) => {
+                    assert_eq!(n.to_bits(), want.to_bits(), "{text}: {n} vs {want}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn len_until_finds_the_first_such_byte() {

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{len_until, lone::sort_distinct, sort_members, verbatim_len, Json, LoneSurrogate, Str, MAX_DEPTH};
+use super::{len_until, lone::sort_distinct, sort_members, verbatim_len, Json, LoneSurrogate, Str, Text, MAX_DEPTH};
 
 /// What makes two object keys the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,56 +50,29 @@ pub fn parse_with(text: &str, keys: LoneKeys) -> Result<Json<'_>, JsonError> {
     Ok(v)
 }
 
-/// Reads a JSON text that should be an object without building the object: `member` gets each
-/// key and value in document order, duplicates included (the caller applies "the later wins").
-/// Returns `Ok(false)`, having called `member` for nothing, when the text is JSON but not an
-/// object.
-///
-/// Why beside [`parse_with`]: a replayed trace line's members are looked up, never serialized,
-/// so sorting them and collecting them into an object is work nobody reads. Reading a bot line
-/// so, with the table of `trace/line.rs`, took a bot event in replay from 22.5 k to 18.0 k
-/// instructions (callgrind, docs/PERFORMANCE.md).
-pub fn read_object<'a>(
-    text: &'a str,
-    keys: LoneKeys,
-    member: impl FnMut(Str<'a>, Json<'a>),
-) -> Result<bool, JsonError> {
-    let mut p = Parser { s: text.as_bytes(), src: text, i: 0, keys };
-    p.ws();
-    if p.peek() != Some(b'{') {
-        return parse_with(text, keys).map(|_| false);
-    }
-    p.members(1, member)?;
-    p.ws();
-    if p.i != p.s.len() {
-        return Err(p.err("unexpected text after the JSON value"));
-    }
-    Ok(true)
-}
-
-struct Parser<'a> {
-    s: &'a [u8],
-    src: &'a str,
-    i: usize,
-    keys: LoneKeys,
+pub(super) struct Parser<'a> {
+    pub(super) s: &'a [u8],
+    pub(super) src: &'a str,
+    pub(super) i: usize,
+    pub(super) keys: LoneKeys,
 }
 
 impl<'a> Parser<'a> {
-    fn err(&self, reason: &'static str) -> JsonError {
+    pub(super) fn err(&self, reason: &'static str) -> JsonError {
         JsonError { offset: self.i, reason }
     }
 
-    fn peek(&self) -> Option<u8> {
+    pub(super) fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
 
-    fn ws(&mut self) {
+    pub(super) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.i += 1;
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
+    pub(super) fn value(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         match self.peek() {
             None => Err(self.err("unexpected end of JSON")),
             Some(b'{') => self.object(depth + 1),
@@ -154,7 +127,14 @@ impl<'a> Parser<'a> {
 
     fn object(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         let mut members = Vec::new();
-        self.members(depth, |key, value| members.push((key, value)))?;
+        self.members(depth, |p, key| {
+            let key = match key {
+                Text::Plain { text, literal } => Str::read(Cow::Borrowed(text), Vec::new(), Some(literal)),
+                Text::Decoded(s) => s,
+            };
+            members.push((key, p.value(depth)?));
+            Ok(())
+        })?;
         match self.keys {
             LoneKeys::Merge => sort_members(&mut members),
             LoneKeys::Distinct => sort_distinct(&mut members),
@@ -162,8 +142,13 @@ impl<'a> Parser<'a> {
         Ok(Json::Obj(members))
     }
 
-    /// Reads an object's members, in document order and duplicates included, into `member`.
-    fn members(&mut self, depth: usize, mut member: impl FnMut(Str<'a>, Json<'a>)) -> Result<(), JsonError> {
+    /// Reads an object's members in document order, duplicates included: `member` gets each key
+    /// with the reader at its value, and reads the value.
+    pub(super) fn members(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, Text<'a>) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
         self.enter(depth)?;
         self.i += 1;
         self.ws();
@@ -176,15 +161,14 @@ impl<'a> Parser<'a> {
             if self.peek() != Some(b'"') {
                 return Err(self.err("expected a string key in an object"));
             }
-            let key = self.string()?;
+            let key = self.text()?;
             self.ws();
             if self.peek() != Some(b':') {
                 return Err(self.err("expected ':' after an object key"));
             }
             self.i += 1;
             self.ws();
-            let value = self.value(depth)?;
-            member(key, value);
+            member(self, key)?;
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
@@ -199,13 +183,29 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Result<Json<'a>, JsonError> {
         let start = self.i;
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.i += 1;
         }
+        let digits = self.i;
+        // The integer part's value, exact while it has at most 15 digits (below 2^53).
+        let mut int: u64 = 0;
         match self.peek() {
             Some(b'0') => self.i += 1,
-            Some(b'1'..=b'9') => self.digits(),
+            Some(b'1'..=b'9') => {
+                while let Some(d @ b'0'..=b'9') = self.peek() {
+                    int = int.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                    self.i += 1;
+                }
+            }
             _ => return Err(self.err("invalid number")),
+        }
+        if self.i - digits <= 15 && !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            // A double holds such an integer exactly, so this is what the correctly rounded
+            // parse below gives (`-0` included). Why: a trace line's timestamp is one, and the
+            // general parse was ~350 instructions of a bot event in replay (callgrind).
+            let n = int as f64;
+            return Ok(Json::Num(if negative { -n } else { n }));
         }
         if self.peek() == Some(b'.') {
             self.i += 1;
@@ -249,6 +249,17 @@ impl<'a> Parser<'a> {
     }
 
     fn string(&mut self) -> Result<Str<'a>, JsonError> {
+        Ok(match self.text()? {
+            Text::Plain { text, literal } => Str::read(Cow::Borrowed(text), Vec::new(), Some(literal)),
+            Text::Decoded(s) => s,
+        })
+    }
+
+    /// Reads a string (the reader is at its opening quote). Inlined: it runs for every key and
+    /// string value, and as a call its frame and saved registers cost more than the scan
+    /// (callgrind, bot events in replay).
+    #[inline(always)]
+    pub(super) fn text(&mut self) -> Result<Text<'a>, JsonError> {
         let open = self.i;
         self.i += 1; // the opening quote
         let start = self.i;
@@ -256,9 +267,16 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b'"') {
             // No escapes: borrow. We stopped on an ASCII byte, so this is a char boundary.
             self.i += 1;
-            let literal = &self.src[open..self.i];
-            return Ok(Str::read(Cow::Borrowed(&self.src[start..self.i - 1]), Vec::new(), Some(literal)));
+            return Ok(Text::Plain { text: &self.src[start..self.i - 1], literal: &self.src[open..self.i] });
         }
+        self.decode(open, start)
+    }
+
+    /// The rest of [`Parser::text`] for a string with escapes (the reader is at the first one).
+    /// Why a function of its own: kept apart, the common case above compiles without the
+    /// stack frame and saved registers this loop needs.
+    #[inline(never)]
+    fn decode(&mut self, open: usize, start: usize) -> Result<Text<'a>, JsonError> {
         let mut out = String::with_capacity(self.i - start + len_until(&self.s[self.i..], b'"'));
         out.push_str(&self.src[start..self.i]);
         let mut lone = Vec::new();
@@ -270,7 +288,7 @@ impl<'a> Parser<'a> {
                 Some(b'"') => {
                     self.i += 1;
                     let literal = as_stringify_writes.then(|| &self.src[open..self.i]);
-                    return Ok(Str::read(Cow::Owned(out), lone, literal));
+                    return Ok(Text::Decoded(Str::read(Cow::Owned(out), lone, literal)));
                 }
                 Some(b'\\') => {
                     self.i += 1;

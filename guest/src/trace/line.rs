@@ -3,11 +3,13 @@
 //! A line's members are looked up by name and never serialized, so they are kept in document
 //! order under a [`Field`] tag instead of sorted into a [`Json`] object; members of any other
 //! name are read (the line must be JSON) and dropped. Lookups then compare a tag, not a text.
+//! The string fields (all but `args`, `result`, `error`, `ts_ms` and `replies`) are kept as text
+//! borrowed from the line when their literal has no escapes, without a [`Json`] around them.
 
 use crate::error::{ErrorKind, PolicyError};
 use crate::input::MAX_VALUE_BYTES;
 use crate::js::same_text;
-use crate::json::{self, Json, LoneKeys};
+use crate::json::{self, Json, LoneKeys, TextOrJson};
 
 /// The trace format's field names (spec/trace-format.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +93,11 @@ impl Field {
         }
     }
 
+    /// True for the fields whose value is a string (read as borrowed text when it can be).
+    fn is_text(self) -> bool {
+        !matches!(self, Field::Args | Field::Result | Field::Error | Field::TsMs | Field::Replies)
+    }
+
     /// The field named `name`, if any. Why not a search of [`Field::ALL`]: a line's every key
     /// passes here, and comparing it with up to 22 names (a `memcmp` call each in the
     /// component) cost more than the sorting and lookups this reader saves (callgrind, the
@@ -130,7 +137,7 @@ impl Field {
 /// A trace line's fields: each present one once, the later of duplicates (`JSON.parse`).
 #[derive(Debug)]
 pub struct Line<'a> {
-    values: Vec<Json<'a>>,
+    values: Vec<TextOrJson<'a>>,
     /// Where each field's value is in `values`, plus one; 0 when the line lacks the field.
     at: [u8; Field::ALL.len()],
 }
@@ -153,9 +160,12 @@ impl<'a> Line<'a> {
         let mut lone_key = false;
         let object = json::read_object(text, keys, |key, value| {
             lone_key |= key.has_lone();
-            if let Some(field) = Field::from_name(&key) {
-                line.set(field, value);
+            match Field::from_name(key.as_str()) {
+                Some(field) if field.is_text() => line.set(field, value.text_or_json()?),
+                Some(field) => line.set(field, TextOrJson::Json(value.json()?)),
+                None => {}
             }
+            Ok(())
         })
         .map_err(not_json)?;
         if !object {
@@ -166,14 +176,14 @@ impl<'a> Line<'a> {
             line = Line { values: Vec::new(), at: [0; Field::ALL.len()] };
             for field in Field::ALL {
                 if let Some(value) = object.get(field.name()) {
-                    line.set(field, value.clone());
+                    line.set(field, TextOrJson::Json(value.clone()));
                 }
             }
         }
         Ok(line)
     }
 
-    fn set(&mut self, field: Field, value: Json<'a>) {
+    fn set(&mut self, field: Field, value: TextOrJson<'a>) {
         match self.at[field as usize] {
             0 => {
                 self.values.push(value);
@@ -184,16 +194,43 @@ impl<'a> Line<'a> {
         }
     }
 
-    /// The value of `field`, if the line has it.
-    pub fn get(&self, field: Field) -> Option<&Json<'a>> {
+    fn slot(&self, field: Field) -> Option<&TextOrJson<'a>> {
         let at = usize::from(self.at[field as usize]);
         at.checked_sub(1).map(|i| &self.values[i])
+    }
+
+    /// The value of a string field, if the line has it: `Ok` with its text (lone surrogates
+    /// removed) when it is a string, else `Err` with the value.
+    pub fn text(&self, field: Field) -> Option<Result<&str, &Json<'a>>> {
+        Some(match self.slot(field)? {
+            TextOrJson::Text(s) => Ok(s),
+            TextOrJson::Json(Json::Str(s)) => Ok(s.as_str()),
+            TextOrJson::Json(other) => Err(other),
+        })
+    }
+
+    /// The value of a field that is not a string field (`args`, `result`, `error`, `ts_ms`,
+    /// `replies`), if the line has it. (Only string fields are kept as text.)
+    pub fn value(&self, field: Field) -> Option<&Json<'a>> {
+        debug_assert!(!field.is_text(), "{field:?} is a string field: read it with `text`");
+        match self.slot(field)? {
+            TextOrJson::Json(v) => Some(v),
+            TextOrJson::Text(_) => None,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A field's value as a tree, whichever way the line kept it.
+    fn get<'a>(line: &Line<'a>, field: Field) -> Option<Json<'a>> {
+        Some(match line.slot(field)? {
+            TextOrJson::Text(s) => Json::Str((*s).into()),
+            TextOrJson::Json(v) => v.clone(),
+        })
+    }
 
     /// What the line's fields were before this reader: the line parsed into an object and each
     /// field looked up by `Json::get`.
@@ -218,9 +255,9 @@ mod tests {
             for keys in [LoneKeys::Merge, LoneKeys::Distinct] {
                 let line = Line::read(text, 1, keys).expect("reads");
                 for (field, value) in by_object(text, keys) {
-                    assert_eq!(line.get(field), Some(&value), "{text} {keys:?} {field:?}");
+                    assert_eq!(get(&line, field), Some(value), "{text} {keys:?} {field:?}");
                 }
-                let count = Field::ALL.into_iter().filter(|f| line.get(*f).is_some()).count();
+                let count = Field::ALL.into_iter().filter(|f| line.slot(*f).is_some()).count();
                 assert_eq!(count, by_object(text, keys).len(), "{text} {keys:?}");
             }
         }
@@ -251,7 +288,7 @@ mod tests {
     #[test]
     fn the_later_of_duplicate_fields_wins() {
         let line = Line::read(r#"{"kind":"bot_message","kind":"tool_call"}"#, 1, LoneKeys::Merge).expect("reads");
-        assert_eq!(line.get(Field::Kind).and_then(Json::as_str), Some("tool_call"));
+        assert_eq!(line.text(Field::Kind), Some(Ok("tool_call")));
     }
 
     #[test]

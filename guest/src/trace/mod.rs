@@ -109,7 +109,7 @@ pub fn event<'a>(v: &'a Line<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
             if kind == "tool_call" {
                 Event::ToolCall(call)
             } else {
-                let outcome = match (v.get(F::Result), v.get(F::Error)) {
+                let outcome = match (v.value(F::Result), v.value(F::Error)) {
                     (Some(r), None) => Outcome::Result(r),
                     (None, Some(e)) => Outcome::Error(e),
                     (Some(_), Some(_)) => return Err(f.err("result", "has both `result` and `error`; give exactly one")),
@@ -162,21 +162,26 @@ impl<'a> Fields<'a> {
     }
 
     fn req_any(&self, field: F) -> Result<&'a Json<'a>, PolicyError> {
-        self.v.get(field).ok_or_else(|| self.err(field.name(), "missing required field"))
+        self.v.value(field).ok_or_else(|| self.missing(field))
+    }
+
+    fn missing(&self, field: F) -> PolicyError {
+        self.err(field.name(), "missing required field")
     }
 
     fn req_str(&self, field: F) -> Result<&'a str, PolicyError> {
-        match self.req_any(field)? {
-            Json::Str(s) => Ok(s),
-            other => Err(self.err(field.name(), format!("must be a string, not {}", describe(other)))),
+        match self.v.text(field) {
+            None => Err(self.missing(field)),
+            Some(Ok(s)) => Ok(s),
+            Some(Err(other)) => Err(self.err(field.name(), format!("must be a string, not {}", describe(other)))),
         }
     }
 
     fn opt_str(&self, field: F) -> Result<Option<&'a str>, PolicyError> {
-        match self.v.get(field) {
+        match self.v.text(field) {
             None => Ok(None),
-            Some(Json::Str(s)) => Ok(Some(s)),
-            Some(other) => {
+            Some(Ok(s)) => Ok(Some(s)),
+            Some(Err(other)) => {
                 Err(self.err(field.name(), format!("must be a string when present, not {}", describe(other))))
             }
         }
@@ -197,7 +202,7 @@ impl<'a> Fields<'a> {
     }
 
     fn opt_int(&self, field: F) -> Result<Option<i64>, PolicyError> {
-        self.v.get(field).map(|v| self.int(field, v)).transpose()
+        self.v.value(field).map(|v| self.int(field, v)).transpose()
     }
 
     fn thread(&self) -> Result<GroupThread<'a>, PolicyError> {

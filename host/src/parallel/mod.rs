@@ -24,7 +24,6 @@
 //!   on a scratch instance (checking does not depend on state), which names exactly the line and
 //!   reason one worker would have named.
 
-mod read;
 mod route;
 mod work;
 
@@ -33,8 +32,8 @@ use std::io::{BufRead, Write};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 use crate::replay;
+use crate::replay::read::{input_error, Chunks};
 use crate::swap::{Health, Supervision, SwappableGateway};
-use read::{input_error, Chunks};
 use route::Route;
 use work::{Chunk, Job, Pool};
 
