@@ -22,10 +22,9 @@
 //! assert_eq!((s.max_events_per_window, s.cooldown_ms), (8, 90_000));
 //! ```
 
-use crate::store::FastMap;
-
 use serde_json::{Map, Value};
 
+use super::names::Names;
 use super::{object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
 
 /// Built-in `maxEventsPerWindow`.
@@ -121,11 +120,11 @@ struct ChannelLayers {
     rooms_kind: Rooms,
     /// Channel top level merged with each configured account (and, for Google Chat accounts
     /// other than `default`, with `accounts.default` underneath).
-    accounts: FastMap<String, Layer>,
+    accounts: Names<Layer>,
     /// The layer for an account that has no entry under `accounts`.
     unlisted_account: Layer,
     /// Room entries (objects only), their `botLoopProtection` or an empty [`Layer`].
-    rooms: FastMap<String, Layer>,
+    rooms: Names<Layer>,
     /// Slack's `"*"` entry.
     wildcard: Option<Layer>,
 }
@@ -136,7 +135,7 @@ pub struct BotLoopConfig {
     /// `channels.defaults.botLoopProtection`.
     defaults: Layer,
     /// By channel name; Feishu is never here (it reads the defaults only).
-    channels: FastMap<String, ChannelLayers>,
+    channels: Names<ChannelLayers>,
     /// The settings of every channel without layers of its own (the defaults over the
     /// built-ins), resolved once: with `{}` that is every message.
     unconfigured: PairSettings,
@@ -146,7 +145,7 @@ impl Default for BotLoopConfig {
     fn default() -> Self {
         Self {
             defaults: Layer::default(),
-            channels: FastMap::default(),
+            channels: Names::default(),
             unconfigured: Layer::default().resolve(&Layer::default()),
         }
     }

@@ -15,6 +15,7 @@ pub mod bot;
 pub mod group;
 pub mod limits;
 pub mod mention;
+pub mod names;
 pub mod profile;
 pub mod tool;
 

@@ -10,7 +10,7 @@ use crate::tool_loop::{Args, Outcome, ToolCall};
 
 mod line;
 use line::Field as F;
-pub use line::Line;
+pub use line::{Line, Lines};
 
 /// Largest integer a JSON number carries exactly (2^53 − 1).
 const MAX_SAFE_INT: f64 = 9_007_199_254_740_991.0;
@@ -92,7 +92,7 @@ pub struct GroupMessage<'a> {
 }
 
 /// Reads the event held by a parsed line.
-pub fn event<'a>(v: &'a Line<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
+pub fn event<'a>(v: Line<'a, 'a>, n: u32) -> Result<Event<'a>, PolicyError> {
     let f = Fields { v, n };
     let kind = f.req_str(F::Kind)?;
     Ok(match kind {
@@ -152,7 +152,7 @@ pub fn event<'a>(v: &'a Line<'a>, n: u32) -> Result<Event<'a>, PolicyError> {
 }
 
 struct Fields<'a> {
-    v: &'a Line<'a>,
+    v: Line<'a, 'a>,
     n: u32,
 }
 

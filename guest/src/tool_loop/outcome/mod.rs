@@ -101,8 +101,9 @@ pub fn hash_outcome_with(
         }
         Outcome::Result(r) => r,
     };
-    let done =
-        |h: Hasher| Some(HashedOutcome { digest: h.finish(), unknown_tool: None, no_progress: false, failure: None });
+    let done = |mut h: Hasher| {
+        Some(HashedOutcome { digest: h.finish(), unknown_tool: None, no_progress: false, failure: None })
+    };
     let mut h = Hasher::new(tag::RESULT);
     if !result.is_object() {
         write_canonical_in(result, style, &mut h);
