@@ -13,7 +13,7 @@ use super::{Json, JsonError, Text};
 /// so sorting them and collecting them into an object is work nobody reads, and its string
 /// fields need no [`Str`] or [`Json`] around them. Reading a bot line so, with the table of
 /// `trace/line.rs`, took a bot event in replay from 22.5 k to 18.0 k instructions, and with keys
-/// and string fields as borrowed text from 17.5 k to VALUE_TODO k (callgrind, docs/PERFORMANCE.md).
+/// and string fields as borrowed text from 17.5 k to 15.9 k (callgrind, docs/PERFORMANCE.md).
 pub fn read_object<'a>(
     text: &'a str,
     keys: LoneKeys,

@@ -273,8 +273,9 @@ impl<'a> Parser<'a> {
     }
 
     /// The rest of [`Parser::text`] for a string with escapes (the reader is at the first one).
-    /// Why a function of its own: kept apart, the common case above compiles without the
-    /// stack frame and saved registers this loop needs.
+    /// A function of its own so that the common case, inlined into every caller, stays small:
+    /// a bot event in replay took 15.9 k -> 15.8 k instructions with this apart, then 15.25 k
+    /// with `text` inlined (callgrind).
     #[inline(never)]
     fn decode(&mut self, open: usize, start: usize) -> Result<Text<'a>, JsonError> {
         let mut out = String::with_capacity(self.i - start + len_until(&self.s[self.i..], b'"'));
