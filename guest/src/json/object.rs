@@ -11,7 +11,7 @@ use super::{Json, JsonError, Text};
 ///
 /// Why beside [`parse_with`]: a replayed trace line's members are looked up, never serialized,
 /// so sorting them and collecting them into an object is work nobody reads, and its string
-/// fields need no [`Str`] or [`Json`] around them. Reading a bot line so, with the table of
+/// fields need no [`Str`](super::Str) or [`Json`] around them. Reading a bot line so, with the table of
 /// `trace/line.rs`, took a bot event in replay from 22.5 k to 18.0 k instructions, and with keys
 /// and string fields as borrowed text from 17.5 k to 15.9 k (callgrind, docs/PERFORMANCE.md).
 pub fn read_object<'a>(
