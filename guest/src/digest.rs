@@ -111,7 +111,8 @@ impl Hasher {
         self.len += b.len();
     }
 
-    /// The digest of everything written. By reference: taking the ~1 KB hasher by value
+    /// The digest of everything written; call it once (a second call would feed a long text's
+    /// last piece to blake3 again). By reference: taking the ~1 KB hasher by value
     /// copied it (a `memory.copy` call into the runtime, ~330 instructions of a bot event in
     /// replay; callgrind).
     pub fn finish(&mut self) -> Digest {

@@ -112,7 +112,7 @@ pub enum Text<'a> {
     Decoded(Str<'a>),
 }
 
-impl Text<'_> {
+impl<'a> Text<'a> {
     /// The text without lone surrogates.
     pub fn as_str(&self) -> &str {
         match self {
@@ -124,6 +124,14 @@ impl Text<'_> {
     /// True when the string held lone surrogates.
     pub fn has_lone(&self) -> bool {
         matches!(self, Text::Decoded(s) if s.has_lone())
+    }
+
+    /// The string as a [`Str`] (a plain one keeps its literal).
+    pub fn into_str(self) -> Str<'a> {
+        match self {
+            Text::Plain { text, literal } => Str::read(Cow::Borrowed(text), Vec::new(), Some(literal)),
+            Text::Decoded(s) => s,
+        }
     }
 }
 

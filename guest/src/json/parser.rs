@@ -128,11 +128,7 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         let mut members = Vec::new();
         self.members(depth, |p, key| {
-            let key = match key {
-                Text::Plain { text, literal } => Str::read(Cow::Borrowed(text), Vec::new(), Some(literal)),
-                Text::Decoded(s) => s,
-            };
-            members.push((key, p.value(depth)?));
+            members.push((key.into_str(), p.value(depth)?));
             Ok(())
         })?;
         match self.keys {
@@ -249,10 +245,7 @@ impl<'a> Parser<'a> {
     }
 
     fn string(&mut self) -> Result<Str<'a>, JsonError> {
-        Ok(match self.text()? {
-            Text::Plain { text, literal } => Str::read(Cow::Borrowed(text), Vec::new(), Some(literal)),
-            Text::Decoded(s) => s,
-        })
+        self.text().map(Text::into_str)
     }
 
     /// Reads a string (the reader is at its opening quote). Inlined: it runs for every key and
