@@ -24,6 +24,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 
+mod json;
+
 /// The Python `loopguard.LoopGuardError` type, looked up once.
 static ERROR_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -343,11 +345,18 @@ fn versions(py: Python<'_>, policy: Option<PathBuf>) -> PyResult<(String, String
     Ok((version, loopguard_host::INTERFACE_VERSION.to_string(), digest))
 }
 
+/// `value` as JSON text, or `None` for a value left to Python's `json` (see `json.rs`).
+#[pyfunction]
+fn dumps(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    json::dumps(value)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Guard>()?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
+    m.add_function(wrap_pyfunction!(dumps, m)?)?;
     m.add("HOST_VERSION", loopguard_host::HOST_VERSION)?;
     // Compiling the component is most of a process's first guard (0.3-1 s here); wasmtime's
     // compile cache keeps the compiled code between processes, under the CLI's rule

@@ -463,9 +463,14 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def _json(value: Any, path: str) -> str:
+    """The native writer first (a third of a decision's time with ``json`` alone); it leaves
+    every value that is not plain JSON data of built-in types to ``json``."""
+    text = _native.dumps(value)
+    if text is not None:
+        return text
     try:
         return _ENCODER.encode(value)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise LoopGuardError("input", path, f"cannot be serialized as JSON ({e})") from e
 
 

@@ -1,6 +1,6 @@
 """The native module (PyO3 over the loopguard-host crate); use the ``loopguard`` package instead."""
 
-from typing import Optional
+from typing import Any, Optional
 
 HOST_VERSION: str
 #: Where compiled policies are cached between processes (`LOOPGUARD_CACHE_DIR`, else
@@ -43,3 +43,4 @@ class Guard:
 
 def replay(config: str, trace: str, policy: Optional[str] = None) -> str: ...
 def versions(policy: Optional[str] = None) -> tuple[str, str, str]: ...
+def dumps(value: Any) -> Optional[str]: ...
