@@ -94,21 +94,31 @@ impl Hasher {
         Hasher { inner: None, buf: [0; BUFFER], len: 0 }
     }
 
-    /// Appends raw bytes. Inlined so that the canonical writer's constant pieces (a quote, a
-    /// colon) become a store or two.
-    #[inline]
+    /// Appends raw bytes. The common case (the piece fits) is inlined so that the canonical
+    /// writer's constant pieces (a quote, a colon) become a store or two; feeding blake3 is
+    /// out of line.
+    #[inline(always)]
     pub fn bytes(&mut self, b: &[u8]) {
         if self.len + b.len() > BUFFER {
-            let inner = self.inner.get_or_insert_with(Box::default);
-            inner.update(&self.buf[..self.len]);
-            self.len = 0;
-            if b.len() > BUFFER {
-                inner.update(b);
-                return;
-            }
+            return self.spill(b);
         }
         copy_short(&mut self.buf[self.len..self.len + b.len()], b);
         self.len += b.len();
+    }
+
+    /// [`Hasher::bytes`] for a piece that does not fit: the buffer goes to blake3, then the
+    /// piece (or, if it is longer than the buffer, straight to blake3 too).
+    #[inline(never)]
+    fn spill(&mut self, b: &[u8]) {
+        let inner = self.inner.get_or_insert_with(Box::default);
+        inner.update(&self.buf[..self.len]);
+        self.len = 0;
+        if b.len() > BUFFER {
+            inner.update(b);
+            return;
+        }
+        copy_short(&mut self.buf[..b.len()], b);
+        self.len = b.len();
     }
 
     /// The digest of everything written; call it once (a second call would feed a long text's
