@@ -20,14 +20,15 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 const MAX_DEPTH: usize = 128;
 
 /// `value` as JSON text, or `None` when it holds anything but exact `dict` (string keys),
-/// `list`, `tuple`, `str`, `int`, finite `float`, `bool` and `None`.
-pub(crate) fn dumps(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+/// `list`, `tuple`, `str`, `int`, finite `float`, `bool` and `None`, or when Python refuses
+/// a piece (an `int` past `sys.get_int_max_str_digits()`): `json` then says what is wrong.
+pub(crate) fn dumps(value: &Bound<'_, PyAny>) -> Option<String> {
     let mut out = Vec::with_capacity(256);
-    if !write(value, &mut out, 0)? {
-        return Ok(None);
+    if !write(value, &mut out, 0).unwrap_or(false) {
+        return None;
     }
     // Every piece written is UTF-8 (`str` via `to_str`, the rest ASCII).
-    Ok(String::from_utf8(out).ok())
+    String::from_utf8(out).ok()
 }
 
 /// Appends `v`; `false` when it (or something in it) is left to `json`.

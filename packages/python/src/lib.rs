@@ -347,7 +347,7 @@ fn versions(py: Python<'_>, policy: Option<PathBuf>) -> PyResult<(String, String
 
 /// `value` as JSON text, or `None` for a value left to Python's `json` (see `json.rs`).
 #[pyfunction]
-fn dumps(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+fn dumps(value: &Bound<'_, PyAny>) -> Option<String> {
     json::dumps(value)
 }
 
