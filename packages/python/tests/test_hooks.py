@@ -59,6 +59,16 @@ def test_mappings_and_args_json_are_the_same_call(guard: LoopGuard) -> None:
     assert guard.before_tool_call(SEARCH).count == 3
 
 
+def test_a_tool_call_is_read_once_at_its_first_hook(guard: LoopGuard) -> None:
+    args = {"q": "nightly build red"}
+    call = ToolCall(session="s2", tool="web_search", args=args)
+    assert guard.before_tool_call(call).action == "allow"
+    args["q"] = object()  # no longer JSON: the outcome is recorded for the call as checked
+    assert guard.after_tool_outcome(call, result=SAME) == OutcomeVerdict("recorded")
+    with pytest.raises(LoopGuardError):
+        guard.before_tool_call(ToolCall(session="s2", tool="web_search", args=args))
+
+
 def test_non_ascii_and_lone_surrogate_args_read_as_javascript_reads_them(guard: LoopGuard) -> None:
     # A Python str may hold a lone surrogate; it reaches the policy as JSON.stringify writes it.
     call = ToolCall(session="s3", tool="web_search", args={"q": "h\u00e9llo \ud800 w\u00f6rld"})

@@ -72,9 +72,12 @@ class ToolCall:
     agent: Optional[str] = None
     call_id: Optional[str] = None
     args_json: Optional[str] = None
-    #: The arguments' JSON text once read (a cache: the text is ~half of a decision's cost in
-    #: Python, and the check and the outcome of a call need the same text).
-    _args_text: Optional[str] = field(default=None, init=False, repr=False, compare=False)
+    #: The call as the native module takes it, once read and checked (a cache: the check and
+    #: the outcome of a call need the same arguments text, and making it is a large part of a
+    #: decision's cost in Python).
+    _native_call: Optional[tuple[str, str, str, Optional[str], Optional[str], Optional[str]]] = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
 
 @dataclass(frozen=True)
@@ -231,8 +234,8 @@ class LoopGuard:
 
     def before_tool_call(self, call: Union[ToolCall, Mapping[str, Any]]) -> ToolVerdict:
         """Before a tool runs: allow, warn or block. Recorded unless blocked or disabled."""
-        action, detector, count, message, notify = self._live().check_tool_call(_tool_call(call))
-        return ToolVerdict(action, count, detector, message, notify)
+        v = self._live().check_tool_call(_tool_call(call))
+        return _ALLOW if v == _ALLOW_TUPLE else ToolVerdict(v[0], v[2], v[1], v[3], v[4])
 
     def after_tool_outcome(
         self,
@@ -252,11 +255,11 @@ class LoopGuard:
             threw, text = True, _json(_error_value(error), "outcome.error")
         elif result is _MISSING:
             self._live()
-            return OutcomeVerdict(action="ignored")
+            return _IGNORED
         else:
             threw, text = False, _json(result, "outcome.result")
-        action, detector, count, tool, message = self._live().record_tool_outcome(_tool_call(call), threw, text)
-        return OutcomeVerdict(action, detector, count, tool, message)
+        v = self._live().record_tool_outcome(_tool_call(call), threw, text)
+        return _RECORDED if v == _RECORDED_TUPLE else OutcomeVerdict(*v)
 
     def after_compaction_retry(
         self, session: str, run: Optional[str] = None, agent: Optional[str] = None
@@ -373,20 +376,30 @@ class LoopGuard:
 # ---- conversions (no policy logic below) ----
 
 
+#: The answers of nearly every call, made once: a frozen dataclass costs about a microsecond to
+#: make, and these carry nothing but their action.
+_ALLOW, _ALLOW_TUPLE = ToolVerdict("allow"), ("allow", None, 0, None, False)
+_RECORDED, _RECORDED_TUPLE = OutcomeVerdict("recorded"), ("recorded", None, 0, None, None)
+_IGNORED = OutcomeVerdict("ignored")
+
+
 def _tool_call(call: Union[ToolCall, Mapping[str, Any]]) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
     if isinstance(call, ToolCall):
-        c = call
-        session, tool, run, agent, call_id = c.session, c.tool, c.run, c.agent, c.call_id
-        text = c._args_text
-        if text is None:
-            text = _args_text(c.args_json, c.args)
-            object.__setattr__(c, "_args_text", text)  # frozen: the cache is set once, here
-    elif isinstance(call, Mapping):
-        session, tool = call.get("session"), call.get("tool")
-        run, agent, call_id = call.get("run"), call.get("agent"), call.get("call_id")
+        cached = call._native_call
+        if cached is None:
+            c = call
+            cached = _checked_call(c.session, c.tool, _args_text(c.args_json, c.args), c.run, c.agent, c.call_id)
+            object.__setattr__(c, "_native_call", cached)  # frozen: the cache is set once, here
+        return cached
+    if isinstance(call, Mapping):
         text = _args_text(call.get("args_json"), call.get("args"))
-    else:
-        raise LoopGuardError("input", "call", f"must be a ToolCall or a mapping, not {type(call).__name__}")
+        return _checked_call(call.get("session"), call.get("tool"), text, call.get("run"), call.get("agent"), call.get("call_id"))
+    raise LoopGuardError("input", "call", f"must be a ToolCall or a mapping, not {type(call).__name__}")
+
+
+def _checked_call(
+    session: Any, tool: Any, text: str, run: Any, agent: Any, call_id: Any
+) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
     return (
         _require_str(session, "call.session"),
         _require_str(tool, "call.tool"),
