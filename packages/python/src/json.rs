@@ -12,6 +12,7 @@
 
 use std::io::Write;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -41,7 +42,7 @@ fn write(v: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> PyResult<bool
         out.extend_from_slice(if v.is_truthy()? { b"true" } else { b"false" });
     } else if v.is_exact_instance_of::<PyInt>() {
         match v.extract::<i64>() {
-            Ok(n) => write!(out, "{n}").map_err(io)?,
+            Ok(n) => write!(out, "{n}").map_err(|e| PyValueError::new_err(e.to_string()))?,
             Err(_) => out.extend_from_slice(v.str()?.to_str()?.as_bytes()), // past 64 bits
         }
     } else if v.is_exact_instance_of::<PyFloat>() {
@@ -94,10 +95,6 @@ fn items<'py>(values: impl Iterator<Item = Bound<'py, PyAny>>, out: &mut Vec<u8>
 /// UTF-8: `json` writes it as a `\udXXX` escape, which the policy reads as JavaScript does).
 fn string(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
     let Ok(text) = s.to_str() else { return Ok(false) };
-    serde_json::to_writer(&mut *out, text).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    Ok(true)
-}
-
-fn io(e: std::io::Error) -> PyErr {
-    pyo3::exceptions::PyValueError::new_err(e.to_string())
+    // Writing to a `Vec` cannot fail; an error would only leave the value to `json`.
+    Ok(serde_json::to_writer(&mut *out, text).is_ok())
 }
