@@ -11,8 +11,10 @@
 //! reads it (escapes decoded) with every lone UTF-16 surrogate dropped, which is at least as
 //! coarse as the policy's own equality whether or not it keeps lone surrogates (it drops them
 //! today). A `kind` or `session` given twice with different values is [`Route::Ambiguous`]. The
-//! scanner reads only the top-level members and skips every other value without building it, so
-//! that routing costs a fraction of a decision.
+//! scanner reads only the top-level members and skips every other value without building it, and
+//! stops once both are read and the rest of the line cannot name either again, so that routing
+//! costs a small fraction of a decision. A line that is malformed only after its `kind` and
+//! `session` therefore goes to that session's worker, which refuses it as any worker would.
 
 use std::borrow::Cow;
 
@@ -84,6 +86,36 @@ impl<'a> Member<'a> {
     }
 }
 
+impl<'a> Member<'a> {
+    /// The route of a line whose `kind` member is `self`.
+    fn route(self, session: Member<'a>) -> Option<Route<'a>> {
+        if self.conflict || session.conflict {
+            return Some(Route::Ambiguous);
+        }
+        match (self.value, session.value) {
+            (Some(Value::Str(k)), Some(Value::Str(s))) if matches!(&*k, "tool_call" | "tool_result" | "compaction") => {
+                Some(Route::Session(s))
+            }
+            _ => Some(Route::Global),
+        }
+    }
+}
+
+/// False if `rest` of a line cannot hold another `kind` or `session` key: neither appears
+/// quoted, and no `\u` escape could spell one (a key's letters can be escaped no other way).
+/// A line that might goes on being scanned, so the answer only has to err on the side of true.
+///
+/// This is what keeps routing cheap: once a tool event's `kind` and `session` are read (they
+/// come first in the traces gateways write), its arguments and result are not scanned member by
+/// member. Measured with callgrind on `replay --jobs 2` of the bench's tool trace (50,000 lines):
+/// the main thread's routing 4.0 k -> see docs/PERFORMANCE.md instructions a line.
+fn may_name_again(rest: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    static NAMES: std::sync::LazyLock<[Finder<'static>; 3]> =
+        std::sync::LazyLock::new(|| [Finder::new("\"kind\""), Finder::new("\"session\""), Finder::new("\\u")]);
+    NAMES.iter().any(|name| name.find(rest).is_some())
+}
+
 impl<'a> Scan<'a> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
@@ -123,6 +155,10 @@ impl<'a> Scan<'a> {
                     }
                     None => self.skip_value()?,
                 }
+                if kind.value.is_some() && session.value.is_some() && !may_name_again(&self.b[self.i..]) {
+                    // The rest (the arguments, the result) cannot change the route: not read.
+                    return kind.route(session);
+                }
                 self.ws();
                 match self.peek()? {
                     b',' => self.i += 1,
@@ -138,15 +174,7 @@ impl<'a> Scan<'a> {
         if self.i != self.b.len() {
             return None;
         }
-        if kind.conflict || session.conflict {
-            return Some(Route::Ambiguous);
-        }
-        match (kind.value, session.value) {
-            (Some(Value::Str(k)), Some(Value::Str(s))) if matches!(&*k, "tool_call" | "tool_result" | "compaction") => {
-                Some(Route::Session(s))
-            }
-            _ => Some(Route::Global),
-        }
+        kind.route(session)
     }
 
     /// Skips one value. Exact for valid JSON, which is all that matters: the policy refuses the rest.
@@ -203,12 +231,13 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Reads a string as the policy does: escapes decoded, lone surrogates dropped.
+    /// Reads a string as the policy does: escapes decoded, lone surrogates dropped. A raw control
+    /// character is kept: JSON does not allow one, so the policy refuses such a line wherever it
+    /// goes (and if it did not, it would read the same text).
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.i;
-        let special = |c: &u8| *c == b'"' || *c == b'\\' || *c < 0x20;
-        self.i += self.b[self.i..].iter().position(special)?;
+        self.i += memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
         if self.peek() == Some(b'"') {
             self.i += 1;
             return Some(Cow::Borrowed(&self.src[start..self.i - 1]));
@@ -224,10 +253,9 @@ impl<'a> Scan<'a> {
                     self.i += 1;
                     self.escape(&mut out)?;
                 }
-                c if c < 0x20 => return None,
                 _ => {
                     let run = self.i;
-                    self.i += self.b[self.i..].iter().position(special)?;
+                    self.i += memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
                     out.push_str(&self.src[run..self.i]);
                 }
             }
@@ -319,10 +347,34 @@ mod tests {
             r#"{"kind":"teleport","session":"s"}"#,
             "not json",
             "[1,2]",
-            r#"{"kind":"tool_call","session":"s"} trailing"#,
-            r#"{"kind":"tool_call","session":"s""#,
+            r#"{"session":"s","x":,"kind":"tool_call"}"#,
         ] {
             assert_eq!(route(line), Route::Global, "{line}");
+        }
+        // A line bad only after its kind and session goes to that session's worker, which
+        // refuses it as any worker would (the rest of a line is not read once it cannot change
+        // the route).
+        for line in [r#"{"kind":"tool_call","session":"s"} trailing"#, r#"{"kind":"tool_call","session":"s""#] {
+            assert_eq!(session(line).as_deref(), Some("s"), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_rest_of_a_line_is_read_when_it_could_name_kind_or_session_again() {
+        let head = r#"{"kind":"tool_call","session":"a","args":{"q":"kind session \"kinds\""}"#;
+        assert_eq!(session(&format!("{head}}}")).as_deref(), Some("a"));
+        for tail in [
+            r#","session":"b"}"#,
+            r#","kind":"bot_message"}"#,
+            r#","sess\u0069on":"b"}"#,
+            r#","sess\udc00ion":"b"}"#,
+            r#","ki\u006ed":"compaction"}"#,
+        ] {
+            assert_eq!(route(&format!("{head}{tail}")), Route::Ambiguous, "{tail}");
+        }
+        // Named again with the same value, or inside a string: still the session.
+        for tail in [r#","session":"a"}"#, r#","note":"\"session\": \"b\""}"#, r#","u":"\u00e9"}"#] {
+            assert_eq!(session(&format!("{head}{tail}")).as_deref(), Some("a"), "{tail}");
         }
     }
 
