@@ -1,0 +1,135 @@
+"""Python values to the native module's tuples and JSON text, and its answers back.
+
+No policy logic lives here: a failed check raises ``LoopGuardError("input", <path>, ...)``
+naming the field; every decision is made inside the policy.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Optional, Union
+
+from . import _native
+from ._errors import LoopGuardError
+from ._inputs import BotMessage, GroupThread, ToolCall
+from ._results import GroupDecision, OutcomeVerdict, ToolVerdict
+
+#: The answers of nearly every call, made once: a frozen dataclass costs about a microsecond to
+#: make, and these carry nothing but their action.
+_ALLOW, _ALLOW_TUPLE = ToolVerdict("allow"), ("allow", None, 0, None, False)
+_RECORDED, _RECORDED_TUPLE = OutcomeVerdict("recorded"), ("recorded", None, 0, None, None)
+_IGNORED = OutcomeVerdict("ignored")
+
+
+def _tool_call(call: Union[ToolCall, Mapping[str, Any]]) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
+    if isinstance(call, ToolCall):
+        cached = call._native_call
+        if cached is None:
+            c = call
+            cached = _checked_call(c.session, c.tool, _args_text(c.args_json, c.args), c.run, c.agent, c.call_id)
+            object.__setattr__(c, "_native_call", cached)  # frozen: the cache is set once, here
+        return cached
+    if isinstance(call, Mapping):
+        text = _args_text(call.get("args_json"), call.get("args"))
+        return _checked_call(call.get("session"), call.get("tool"), text, call.get("run"), call.get("agent"), call.get("call_id"))
+    raise LoopGuardError("input", "call", f"must be a ToolCall or a mapping, not {type(call).__name__}")
+
+
+def _checked_call(
+    session: Any, tool: Any, text: str, run: Any, agent: Any, call_id: Any
+) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
+    return (
+        _require_str(session, "call.session"),
+        _require_str(tool, "call.tool"),
+        text,
+        _opt_str(run, "call.run"),
+        _opt_str(agent, "call.agent"),
+        _opt_str(call_id, "call.call_id"),
+    )
+
+
+def _args_text(args_json: Any, args: Any) -> str:
+    return _require_str(args_json, "call.args_json") if args_json is not None else _json(args, "call.args")
+
+
+def _bot_message(
+    msg: Union[BotMessage, Mapping[str, Any]],
+) -> tuple[str, str, str, Optional[str], str, str, int, Optional[str]]:
+    m: Mapping[str, Any] = msg.__dict__ if isinstance(msg, BotMessage) else msg
+    if not isinstance(m, Mapping):
+        raise LoopGuardError("input", "message", f"must be a BotMessage or a mapping, not {type(msg).__name__}")
+    ts = m.get("ts_ms")
+    if not isinstance(ts, int) or isinstance(ts, bool):
+        raise LoopGuardError("input", "message.ts_ms", f"must be an integer (milliseconds), not {ts!r}")
+    return (
+        _require_str(m.get("channel"), "message.channel"),
+        _require_str(m.get("account"), "message.account"),
+        _require_str(m.get("conversation"), "message.conversation"),
+        _opt_str(m.get("room"), "message.room"),
+        _require_str(m.get("sender"), "message.sender"),
+        _require_str(m.get("receiver"), "message.receiver"),
+        ts,
+        _opt_str(m.get("event_id"), "message.event_id"),
+    )
+
+
+def _group_thread(t: Union[GroupThread, Mapping[str, Any]]) -> tuple[str, str, str, Optional[str], str]:
+    m: Mapping[str, Any] = t.__dict__ if isinstance(t, GroupThread) else t
+    if not isinstance(m, Mapping):
+        raise LoopGuardError("input", "thread", f"must be a GroupThread or a mapping, not {type(t).__name__}")
+    return (
+        _require_str(m.get("channel"), "thread.channel"),
+        _require_str(m.get("account"), "thread.account"),
+        _require_str(m.get("conversation"), "thread.conversation"),
+        _opt_str(m.get("thread"), "thread.thread"),
+        _require_str(m.get("root"), "thread.root"),
+    )
+
+
+def _group(step: tuple[str, int, list[str], Optional[str]]) -> GroupDecision:
+    action, round_, participants, reason = step
+    return GroupDecision(action, round_, tuple(participants), reason)
+
+
+def _error_value(error: Any) -> Any:
+    """formatError's Error case: an exception gives its message (or its class name if empty)."""
+    if isinstance(error, BaseException):
+        return str(error) or type(error).__name__
+    return error
+
+
+def _config_text(config: Union[str, Mapping[str, Any]]) -> str:
+    if isinstance(config, str):
+        return config
+    if isinstance(config, Mapping):
+        return _json(config, "config")
+    raise LoopGuardError("config", "config", "must be JSON/JSON5 text or a mapping")
+
+
+#: One encoder for every value: ``json.dumps`` with options builds a new encoder per call, a
+#: third of its time on a 300-byte dict. ASCII output carries lone surrogates (which a Python
+#: ``str`` may hold) as ``\udXXX`` escapes, as ``JSON.stringify`` writes them; the policy reads
+#: them with JavaScript's rules.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
+def _json(value: Any, path: str) -> str:
+    """The native writer first (a third of a decision's time with ``json`` alone); it leaves
+    every value that is not plain JSON data of built-in types to ``json``."""
+    text = _native.dumps(value)
+    if text is not None:
+        return text
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise LoopGuardError("input", path, f"cannot be serialized as JSON ({e})") from e
+
+
+def _require_str(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise LoopGuardError("input", path, f"must be a string, not {type(value).__name__}")
+    return value
+
+
+def _opt_str(value: Any, path: str) -> Optional[str]:
+    return None if value is None else _require_str(value, path)
