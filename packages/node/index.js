@@ -4,14 +4,18 @@
 // Why a wrapper over jco's bindings: they speak WIT (kebab-case enums, tagged variants, bigint
 // for s64, `ComponentError` with a `payload`). A gateway wants hook names, plain objects whose
 // vocabulary matches the decision lines of `applyEvents` / `loopguard replay`, and errors with a
-// kind and a path. This file only converts; every decision is made inside the component.
+// kind and a path. This file only converts (the conversions themselves are in lib/convert.js,
+// the warm-up in lib/warm.js); every decision is made inside the component.
 //
 //   import { LoopGuard } from 'loopguard';
 //   const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } }); // one per process
 //   const verdict = guard.beforeToolCall({ session: 's1', tool: 'read', args: { path: '/a' } });
 //   if (verdict.action === 'block') return verdict.message; // hand it to the model as the result
-import { LoopGuardError, message, policyCall } from './lib/errors.js';
-import { compatibleLine, getDefaultPolicy, loadPolicy } from './lib/policy.js';
+import { botMessage, configText, errorValue, groupStep, groupThread, json, optionalString, policyInfo, requireString, toolCall } from './lib/convert.js';
+import { LoopGuardError, policyCall } from './lib/errors.js';
+import { getDefaultPolicy, loadPolicy } from './lib/policy.js';
+import { describePolicy, disposeQuietly, requireSameMajor, swapError } from './lib/swap.js';
+import { WARM_ROUNDS, warmPolicy } from './lib/warm.js';
 
 export { LoopGuardError };
 
@@ -32,8 +36,18 @@ export function replay(config, trace) {
   return policyCall(() => p.exports.replay(configText(config), requireString(trace, 'trace')), 'replay');
 }
 
-/** Set by `LoopGuard.load` for the one synchronous constructor call it makes. */
+/** Set by `guardOf` for the one synchronous constructor call it makes. */
 let policyForNextGuard = null;
+
+/** A LoopGuard of `policy` (a loaded instance) instead of the default policy. */
+function guardOf(policy, config) {
+  policyForNextGuard = policy;
+  try {
+    return new LoopGuard(config);
+  } finally {
+    policyForNextGuard = null;
+  }
+}
 
 /** All loop-guard state of one gateway process. Release it with `[Symbol.dispose]()`. */
 export class LoopGuard {
@@ -71,13 +85,8 @@ export class LoopGuard {
   static async load(wasm, config = '{}', options = {}) {
     const text = configText(config);
     const policy = await loadPolicy(wasm, options);
-    warmPolicy(policy, text);
-    policyForNextGuard = policy;
-    try {
-      return new LoopGuard(text);
-    } finally {
-      policyForNextGuard = null;
-    }
+    warmPolicy(guardOf, policy, text);
+    return guardOf(policy, text);
   }
 
   /**
@@ -101,7 +110,7 @@ export class LoopGuard {
       throw new LoopGuardError('input', 'options.rounds', `must be an integer from 1 to 10000, not ${String(rounds)}`);
     }
     this.#live();
-    warmPolicy(this.#policy, this.#config, rounds);
+    warmPolicy(guardOf, this.#policy, this.#config, rounds);
   }
 
   /**
@@ -128,16 +137,9 @@ export class LoopGuard {
     let gateway;
     try {
       policy = await loadPolicy(wasm, options);
-      if (compatibleLine(policy.interfaceVersion) !== compatibleLine(old.interfaceVersion)) {
-        throw new LoopGuardError(
-          'policy',
-          'interface-version',
-          `${policy.source} implements loopguard:policy@${policy.interfaceVersion}, the active policy ` +
-            `loopguard:policy@${old.interfaceVersion}; a swap needs the same major version`,
-        );
-      }
+      requireSameMajor(policy, old);
       gateway = policyCall(() => policy.exports.guard.Gateway.create(this.#config), 'create');
-      warmPolicy(policy, this.#config);
+      warmPolicy(guardOf, policy, this.#config);
     } catch (e) {
       disposeQuietly(gateway);
       throw swapError(e, kept);
@@ -347,174 +349,4 @@ export class LoopGuard {
     const gateway = this.#live();
     return policyCall(() => fn(gateway), what);
   }
-}
-
-// ---- warming up (no policy logic: made-up traffic for V8's compiler) ----
-
-/** Made-up decisions per warm-up: enough for V8 to optimize the hot functions (measured). */
-const WARM_ROUNDS = 200;
-
-/**
- * Made-up tool calls of the common shapes: an `exec` with the details OpenClaw's exec tool
- * returns, a `read` with a text result, a `process` poll, and an error.
- */
-function warmCall(i) {
-  const session = `warm-${i % 4}`;
-  const n = i % 3;
-  switch (i % 4) {
-    case 0:
-      return [{ session, tool: 'exec', args: { command: `echo ${n}` }, run: 'warm' }, { result: { content: [{ type: 'text', text: String(n) }], details: { status: 'completed', exitCode: 0, aggregated: String(n) } } }];
-    case 1:
-      return [{ session, tool: 'read', args: { path: `/warm/${n}` }, run: 'warm' }, { result: { content: [{ type: 'text', text: `line ${n}\n` }] } }];
-    case 2:
-      return [{ session, tool: 'process', args: { action: 'poll', sessionId: `p${n}` }, run: 'warm' }, { result: { content: [{ type: 'text', text: 'running' }], details: { status: 'running' } } }];
-    default:
-      return [{ session, tool: 'web_fetch', args: { url: `https://warm.invalid/${n}` }, run: 'warm' }, { error: new Error('fetch failed') }];
-  }
-}
-
-/** Runs made-up tool calls and bot messages on a scratch gateway of `policy` and `config`. */
-function warmPolicy(policy, config, rounds = WARM_ROUNDS) {
-  let scratch;
-  try {
-    policyForNextGuard = policy;
-    scratch = new LoopGuard(config);
-    for (let i = 0; i < rounds; i += 1) {
-      const [call, outcome] = warmCall(i);
-      scratch.beforeToolCall(call);
-      scratch.afterToolOutcome(call, outcome);
-      scratch.onBotMessage({ channel: 'warm', account: 'warm', conversation: 'warm', sender: `b${i % 2}`, receiver: `b${(i + 1) % 2}`, tsMs: i * 1000 });
-    }
-  } catch {
-    // Warming is only about speed: a policy that refuses made-up traffic is judged on real calls.
-  } finally {
-    policyForNextGuard = null;
-    disposeQuietly(scratch);
-  }
-}
-
-// ---- conversions (no policy logic below) ----
-
-function policyInfo(p) {
-  return { version: p.version, interfaceVersion: p.interfaceVersion, blake3: p.blake3, source: p.source };
-}
-
-function describePolicy(p) {
-  return `loopguard-policy ${p.version}, loopguard:policy@${p.interfaceVersion}, from ${p.source}`;
-}
-
-/** Drops a gateway that will not be used; its instance may have trapped, which is not news. */
-function disposeQuietly(gateway) {
-  try {
-    gateway?.[Symbol.dispose]();
-  } catch {
-    // the component instance is unusable anyway and goes away with the last reference
-  }
-}
-
-/** A failed swap: always a LoopGuardError, whose reason says that the old policy is active. */
-function swapError(e, kept) {
-  if (e instanceof LoopGuardError) return new LoopGuardError(e.kind, e.path, `${e.reason}; ${kept}`, { cause: e });
-  return new LoopGuardError('policy', 'swap', `${message(e)}; ${kept}`, { cause: e });
-}
-
-function configText(config) {
-  if (typeof config === 'string') return config;
-  if (config !== null && typeof config === 'object') return json(config, 'config');
-  throw new LoopGuardError('config', 'config', 'must be JSON/JSON5 text or an object');
-}
-
-/**
- * The arguments' JSON text of each call object, read at its first hook: the check and the
- * outcome of a call need the same text, and `JSON.stringify` of ~300 bytes of arguments is
- * ~1.7 µs of a decision. An entry is used only while `call.args` is the same object, and lives
- * as long as the call object does.
- */
-const argsTexts = new WeakMap();
-
-function argsJson(call) {
-  if (call.argsJson !== undefined) return requireString(call.argsJson, 'call.argsJson');
-  const seen = argsTexts.get(call);
-  if (seen !== undefined && seen.args === call.args) return seen.text;
-  const text = json(call.args ?? null, 'call.args');
-  argsTexts.set(call, { args: call.args, text });
-  return text;
-}
-
-function toolCall(call) {
-  if (call === null || typeof call !== 'object') throw new LoopGuardError('input', 'call', 'must be an object');
-  return {
-    session: requireString(call.session, 'call.session'),
-    tool: requireString(call.tool, 'call.tool'),
-    argsJson: argsJson(call),
-    run: optionalString(call.run, 'call.run'),
-    agent: optionalString(call.agent, 'call.agent'),
-    callId: optionalString(call.callId, 'call.callId'),
-  };
-}
-
-function botMessage(msg) {
-  if (msg === null || typeof msg !== 'object') throw new LoopGuardError('input', 'message', 'must be an object');
-  return {
-    channel: requireString(msg.channel, 'message.channel'),
-    account: requireString(msg.account, 'message.account'),
-    conversation: requireString(msg.conversation, 'message.conversation'),
-    room: optionalString(msg.room, 'message.room'),
-    sender: requireString(msg.sender, 'message.sender'),
-    receiver: requireString(msg.receiver, 'message.receiver'),
-    tsMs: int64(msg.tsMs, 'message.tsMs'),
-    eventId: optionalString(msg.eventId, 'message.eventId'),
-  };
-}
-
-function groupThread(t) {
-  if (t === null || typeof t !== 'object') throw new LoopGuardError('input', 'thread', 'must be an object');
-  return {
-    channel: requireString(t.channel, 'thread.channel'),
-    account: requireString(t.account, 'thread.account'),
-    conversation: requireString(t.conversation, 'thread.conversation'),
-    thread: optionalString(t.thread, 'thread.thread'),
-    root: requireString(t.root, 'thread.root'),
-  };
-}
-
-function groupStep(v) {
-  if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
-  return { action: 'stop', reason: v.val.replaceAll('-', '_') };
-}
-
-/** formatError's Error case (spec/tool-loop.md §1.3): the message, or the name if it is empty. */
-function errorValue(error) {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'bigint') return String(error);
-  return error;
-}
-
-function json(value, path) {
-  let text;
-  try {
-    text = JSON.stringify(value);
-  } catch (e) {
-    throw new LoopGuardError('input', path, `cannot be serialized as JSON (${message(e)})`, { cause: e });
-  }
-  return text ?? 'null';
-}
-
-function requireString(value, path) {
-  if (typeof value !== 'string') throw new LoopGuardError('input', path, `must be a string, not ${typeName(value)}`);
-  return value;
-}
-
-function optionalString(value, path) {
-  return value === undefined || value === null ? undefined : requireString(value, path);
-}
-
-function int64(value, path) {
-  if (typeof value === 'bigint') return value;
-  if (Number.isSafeInteger(value)) return BigInt(value);
-  throw new LoopGuardError('input', path, `must be an integer (milliseconds), not ${typeName(value)} ${String(value)}`);
-}
-
-function typeName(value) {
-  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 }

@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { configKey, resolveSettings } from './config.js';
 import { beforeDispatch, messageSent } from './bot-hooks.js';
 import { Runtime } from './runtime.js';
+import { afterCompaction, afterToolCall, beforeToolCall, toolResult } from './tool-hooks.js';
 
 export const PLUGIN_ID = 'loopguard';
 const STATE = Symbol.for('openclaw.loopguard.state');
@@ -132,10 +133,10 @@ export function register(api) {
   rt.event({ event: 'registered', mode: api.registrationMode, source: api.source, rootDir: api.rootDir, openclaw: api.runtime?.version, ...whereFrom() });
   const on = (hook, handler) => api.on(hook, handler);
   on('gateway_start', guarded('gateway_start', (rt) => rt.ensure()));
-  on('before_tool_call', guarded('before_tool_call', (rt, e, c) => rt.beforeToolCall(e, c), toolFallback));
-  on('after_tool_call', guarded('after_tool_call', (rt, e, c) => rt.afterToolCall(e, c)));
+  on('before_tool_call', guarded('before_tool_call', (rt, e, c) => beforeToolCall(rt, e, c), toolFallback));
+  on('after_tool_call', guarded('after_tool_call', (rt, e, c) => afterToolCall(rt, e, c)));
   on('model_call_started', guarded('model_call_started', (rt) => rt.modelCallStarted()));
-  on('after_compaction', guarded('after_compaction', (rt, e, c) => rt.afterCompaction(e, c)));
+  on('after_compaction', guarded('after_compaction', (rt, e, c) => afterCompaction(rt, e, c)));
   on('before_dispatch', guarded('before_dispatch', (rt, e, c) => beforeDispatch(rt, e, c), (rt) => (rt?.settings?.failMode === 'closed' ? { handled: true } : undefined)));
   on('message_sent', guarded('message_sent', (rt, e, c) => messageSent(rt, e, c)));
   on('session_end', guarded('session_end', (rt, e, c) => rt.sessionEnd(e, c)));
@@ -143,7 +144,7 @@ export function register(api) {
   on('gateway_stop', guarded('gateway_stop', (rt) => rt.save()));
   if (typeof api.registerAgentToolResultMiddleware === 'function') {
     api.registerAgentToolResultMiddleware(
-      guarded('tool_result', (rt, e) => rt.toolResult(e)),
+      guarded('tool_result', (rt, e) => toolResult(rt, e)),
       { runtimes: ['openclaw'] },
     );
   }

@@ -1,18 +1,18 @@
 // One loop guard per gateway process: the policy worker, the bookkeeping the hooks need between
 // calls, the state file and the policy-file watch. index.js keeps the one Runtime in a
 // process-wide object, because OpenClaw registers the plugin several times from separate copies
-// (its "full" and "discovery" modes) and the live hooks come from different registrations.
+// (its "full" and "discovery" modes) and the live hooks come from different registrations. The
+// hooks themselves are in tool-hooks.js and bot-hooks.js, except the priming and session ones.
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoundedMap } from './bounded.js';
 import { policyDocument } from './config.js';
 import { GuardClient } from './guard-client.js';
 import { InlineClient } from './inline-client.js';
-import { OutcomeQueue, resultNow } from './outcome-queue.js';
+import { OutcomeQueue } from './outcome-queue.js';
+import { recordOutcome } from './tool-hooks.js';
 
-/** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
-export const warningNote = (count) =>
-  `[System note: Tool-loop warning after ${count} repeated calls. Change your approach or stop if you are not making progress.]`;
+export { warningNote } from './tool-hooks.js';
 
 /** session_end reasons after which the session's history is gone for good. */
 const END_REASONS = new Set(['new', 'reset', 'deleted', 'idle', 'daily']);
@@ -53,7 +53,7 @@ export class Runtime {
     this.ourBlocks = new BoundedMap(20_000); // toolCallIds this plugin blocked
     this.abortedRuns = new BoundedMap(5_000); // runId → the post-compaction abort message
     this.peers = new BoundedMap(50_000); // channel\u0001account\u0001conversation → Map(peer → lastMs)
-    this.outcomes = new OutcomeQueue((item, at) => this.#recordOutcome(item, at));
+    this.outcomes = new OutcomeQueue((item, at) => recordOutcome(this, item, at));
     this.counters = { decisions: 0, failures: 0, primes: 0 };
     this.lastPrimeAt = -Infinity;
   }
@@ -256,57 +256,7 @@ export class Runtime {
     return r;
   }
 
-  #failureText(r) {
-    return `loopguard: the loop guard failed (${r.reason}: ${r.error?.message ?? 'unknown'}); this call is blocked because failMode is "closed".`;
-  }
-
-  // ---- hooks ----
-
-  /** before_tool_call → undefined (allow) or {block, blockReason}. */
-  beforeToolCall(event, ctx) {
-    if (!this.settings.enabled) return undefined;
-    const t0 = performance.now();
-    const session = ctx?.sessionKey ?? (ctx?.sessionId ? `session:${ctx.sessionId}` : null);
-    if (!session) return undefined;
-    const run = event?.runId ?? ctx?.runId;
-    const agent = ctx?.agentId;
-    const callId = event?.toolCallId ?? ctx?.toolCallId;
-    this.sessions.set(session, { run, agent });
-    this.outcomes.flush('before_tool_call'); // an outcome waiting may abort this run
-    const aborted = run ? this.abortedRuns.get(run) : undefined;
-    if (aborted) {
-      if (callId) this.ourBlocks.set(callId, true);
-      this.event({ event: 'decision', hook: 'before_tool_call', session, tool: event.toolName, callId, action: 'block', detector: 'compaction_loop_persisted', ms: performance.now() - t0 });
-      return { block: true, blockReason: aborted };
-    }
-    const call = { session, tool: String(event?.toolName ?? 'tool'), args: event?.params ?? {}, run, agent, callId };
-    const tp = performance.now();
-    const r = this.call('check', call);
-    const ms = performance.now() - t0;
-    const policyMs = performance.now() - tp;
-    if (!r.ok) {
-      if (this.settings.failMode === 'closed') {
-        if (callId) this.ourBlocks.set(callId, true);
-        this.event({ event: 'decision', hook: 'before_tool_call', session, tool: call.tool, callId, action: 'fail-closed', ms });
-        return { block: true, blockReason: this.#failureText(r) };
-      }
-      this.event({ event: 'decision', hook: 'before_tool_call', session, tool: call.tool, callId, action: 'fail-open', ms });
-      return undefined;
-    }
-    const v = r.value;
-    this.dirty = true;
-    this.counters.decisions += 1;
-    this.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policyMs, policy: this.client.info?.policy?.version });
-    if (v.action === 'block') {
-      if (callId) this.ourBlocks.set(callId, true);
-      return { block: true, blockReason: v.message };
-    }
-    if (callId) {
-      this.pending.set(callId, call);
-      if (v.action === 'warn' && v.notify) this.notes.set(callId, warningNote(v.count));
-    }
-    return undefined;
-  }
+  // ---- hooks (the tool-call ones are in tool-hooks.js) ----
 
   /**
    * model_call_started: the gateway now waits for the model, so the queued outcomes are recorded
@@ -336,64 +286,6 @@ export class Runtime {
     this.event({ event: 'prime', ms: performance.now() - now });
   }
 
-  /** The tool-result middleware: appends a due warning note, once, as the core does. */
-  toolResult(event) {
-    const callId = event?.toolCallId;
-    const note = callId ? this.notes.take(callId) : undefined;
-    if (!note || !event.result) return undefined;
-    this.appended.set(callId, note);
-    const content = Array.isArray(event.result.content) ? event.result.content : [];
-    this.event({ event: 'note', callId, note });
-    return { result: { ...event.result, content: [...content, { type: 'text', text: note }] } };
-  }
-
-  /**
-   * after_tool_call: queues the outcome of a call this plugin let through; it is recorded before
-   * the policy's next call or while the next model call runs (outcome-queue.js).
-   */
-  afterToolCall(event, ctx) {
-    const callId = event?.toolCallId ?? ctx?.toolCallId;
-    if (!callId) return;
-    const t0 = performance.now();
-    const note = this.appended.take(callId);
-    if (this.ourBlocks.take(callId)) return; // our own block: not an outcome
-    const call = this.pending.take(callId);
-    if (!call) return; // never checked (a tool the gateway did not dispatch, or the plugin failed open)
-    let outcome;
-    if (event.error !== undefined && event.error !== null) outcome = { error: event.error };
-    else if (event.result !== undefined) outcome = resultNow(note ? withoutNote(event.result, note) : event.result);
-    else return;
-    this.outcomes.push({ call, callId, outcome, queueMs: performance.now() - t0 });
-  }
-
-  /** Records one queued outcome; `at` is what recorded it (a hook, a policy call, the timer). */
-  #recordOutcome({ call, callId, outcome, queueMs }, at) {
-    const t0 = performance.now();
-    const r = this.call('outcome', call, outcome);
-    const ms = performance.now() - t0;
-    if (!r.ok) return;
-    this.dirty = true;
-    const v = r.value;
-    this.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, queueMs, ms, recordedAt: at });
-    if (v.action === 'abort') {
-      if (call.run) this.abortedRuns.set(call.run, v.message);
-      this.log('warn', `post-compaction loop in ${call.session}: every further call of run ${call.run} is blocked (${v.message})`);
-    }
-  }
-
-  /** after_compaction: arms the post-compaction guard for the session's last run. */
-  afterCompaction(event, ctx) {
-    if (!this.settings.enabled) return;
-    const session = ctx?.sessionKey;
-    if (!session) return;
-    const last = this.sessions.get(session);
-    const t0 = performance.now();
-    const r = this.call('compaction', session, last?.run, ctx?.agentId ?? last?.agent);
-    if (!r.ok) return;
-    this.dirty = true;
-    this.event({ event: 'decision', hook: 'after_compaction', session, run: last?.run, action: r.value.action, remaining: r.value.remaining, ms: performance.now() - t0 });
-  }
-
   /** session_end / before_reset: the session's history is freed. */
   endSession(sessionKey, reason) {
     if (!sessionKey || !this.started) return;
@@ -410,11 +302,3 @@ export class Runtime {
 }
 
 const rssMiB = () => Math.round(process.memoryUsage.rss() / 104857.6) / 10;
-
-/** The result without the note the middleware appended (the note must not change outcome hashes). */
-function withoutNote(result, note) {
-  if (!Array.isArray(result?.content)) return result;
-  const i = result.content.findLastIndex((p) => p?.type === 'text' && p.text === note);
-  if (i < 0) return result;
-  return { ...result, content: result.content.filter((_, j) => j !== i) };
-}
