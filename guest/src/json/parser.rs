@@ -126,7 +126,10 @@ impl<'a> Parser<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
-        let mut members = Vec::new();
+        // Room for eight members up front: an object of five to eight (a typical call's arguments)
+        // otherwise grows its vector once, a reallocation and a copy of ~76-byte members. A
+        // decision 59.0 k -> 58.4 k instructions through wasmtime (callgrind, `decision_profile`).
+        let mut members = Vec::with_capacity(8);
         self.members(depth, |p, key| {
             members.push((key.into_str(), p.value(depth)?));
             Ok(())
