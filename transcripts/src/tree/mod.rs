@@ -21,36 +21,19 @@
 //!
 //! This module ports that scan over `(id, parentId, …)` facts only, so the first pass over a
 //! session holds ids, not records.
+//!
+//! This file holds the scan's state, the parent normalization and the walk up from the leaf;
+//! [`parse`] reads one record's tree facts.
+
+mod parse;
 
 use std::collections::{HashMap, HashSet};
 
 use crate::record::{Member, Nav};
 
-/// OpenClaw's canonical session entry types (`isCanonicalSessionEntryType`).
-pub(crate) fn is_canonical_type(ty: &str) -> bool {
-    matches!(
-        ty,
-        "message"
-            | "thinking_level_change"
-            | "model_change"
-            | "compaction"
-            | "reset"
-            | "branch_summary"
-            | "custom"
-            | "custom_message"
-            | "label"
-            | "session_info"
-    )
-}
+use parse::{is_canonical_type, Leaf};
 
 type Id = u32;
-
-/// `undefined` / `null` / an id, as JS keeps them apart for `leafId`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Leaf {
-    Undefined,
-    Set(Option<Id>),
-}
 
 #[derive(Debug, Clone)]
 struct Node {
@@ -61,14 +44,6 @@ struct Node {
     leaf_control: bool,
     canonical: bool,
     position: u32,
-}
-
-struct Parsed {
-    id: Id,
-    parent: Option<Id>,
-    leaf: Leaf,
-    append_parent: Option<Id>,
-    side: bool,
 }
 
 /// The first pass: feed each record's tree facts in order, then ask for the active branch.
@@ -91,51 +66,6 @@ pub(crate) struct TreeScan {
 }
 
 impl TreeScan {
-    fn intern(&mut self, s: &str) -> Id {
-        if let Some(&id) = self.names.get(s) {
-            return id;
-        }
-        let id = self.names.len() as Id;
-        self.names.insert(s.into(), id);
-        id
-    }
-
-    /// `null` → `Some(None)`, a non-blank string → `Some(Some(id))`, else `None` (undefined).
-    fn link(&mut self, m: &Member<'_>) -> Option<Option<Id>> {
-        match m {
-            Member::Null => Some(None),
-            _ => m.non_blank().map(|s| Some(self.intern(s))),
-        }
-    }
-
-    /// `parseSessionTranscriptTreeEntry`.
-    fn parse_explicit(&mut self, nav: &Nav<'_>) -> Option<Parsed> {
-        let ty = nav.ty.as_str();
-        if ty == Some("session") || nav.parent_id == Member::Absent {
-            return None;
-        }
-        let id = nav.id.non_blank().map(str::to_string)?;
-        let parent = self.link(&nav.parent_id)?;
-        let id = self.intern(&id);
-        if ty == Some("leaf") {
-            let target = self.link(&nav.target_id)?;
-            let append_parent = match &nav.append_parent_id {
-                Member::Absent => target,
-                m => self.link(m)?,
-            };
-            let side = match &nav.append_mode {
-                Member::Absent => false,
-                Member::Str(s) if s == "side" => true,
-                _ => return None,
-            };
-            return Some(Parsed { id, parent: target, leaf: Leaf::Set(target), append_parent, side });
-        }
-        let canonical = ty.is_some_and(is_canonical_type);
-        let side = nav.append_mode.as_str() == Some("side");
-        let leaf = if canonical && !side { Leaf::Set(Some(id)) } else { Leaf::Undefined };
-        Some(Parsed { id, parent, leaf, append_parent: Some(id), side })
-    }
-
     /// `resolveCanonicalParentId`: a parent that is a leaf record resolves to its target.
     fn resolve_parent(&self, parent: Option<Id>) -> Option<Id> {
         let mut seen = HashSet::new();
@@ -250,19 +180,6 @@ impl TreeScan {
             self.has_leaf_update = true;
         }
         self.add(node);
-    }
-
-    /// `parseParentlessCanonicalEntry`: a canonical record without `parentId` hangs under the
-    /// current leaf.
-    fn parse_parentless(&mut self, nav: &Nav<'_>, canonical: bool) -> Option<Parsed> {
-        if !canonical || nav.parent_id != Member::Absent {
-            return None;
-        }
-        let id = nav.id.non_blank().map(str::to_string)?;
-        let id = self.intern(&id);
-        let side = nav.append_mode.as_str() == Some("side");
-        let leaf = if side { Leaf::Undefined } else { Leaf::Set(Some(id)) };
-        Some(Parsed { id, parent: self.leaf, leaf, append_parent: Some(id), side })
     }
 
     fn add(&mut self, node: Node) {

@@ -1,0 +1,82 @@
+//! Printing a [`Report`]: an aligned table for terminals, JSON Lines for machines.
+//!
+//! Separate from the report's data so the output formats can change (columns, wording, the
+//! `type` tag) without touching how rows are counted.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::{Finding, Report};
+
+fn cell(f: &Option<Finding>) -> String {
+    f.as_ref().map(Finding::to_string).unwrap_or_else(|| "-".into())
+}
+
+impl Report {
+    /// An aligned text table and the summary, for terminals.
+    pub fn to_table(&self) -> String {
+        let header = ["AGENT", "SESSION", "CALLS", "FIRST WARNING", "FIRST BLOCK", "ABORTS", "GATEWAY BLOCKED"];
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.agent.clone().unwrap_or_else(|| "-".into()),
+                    r.session_key.clone(),
+                    r.tool_calls.to_string(),
+                    cell(&r.first_warning),
+                    cell(&r.first_block),
+                    r.aborts.to_string(),
+                    cell(&r.gateway_block),
+                ]
+            })
+            .collect();
+        let mut out = crate::table::render(&header, &rows);
+        let s = &self.summary;
+        out.push_str(&format!(
+            "\n{} sessions, {} tool calls: {} with warnings, {} with blocks, {} with aborts ({} blocked by the gateway itself)",
+            s.sessions, s.tool_calls, s.sessions_with_warnings, s.sessions_with_blocks, s.sessions_with_aborts, s.sessions_with_gateway_blocks
+        ));
+        if s.read_errors > 0 {
+            out.push_str(&format!("; {} read errors", s.read_errors));
+        }
+        out.push('\n');
+        for (name, d) in &s.by_detector {
+            out.push_str(&format!(
+                "  {name}: {} warnings in {} sessions, {} blocks in {} sessions, {} aborts in {} sessions\n",
+                d.decisions.warnings,
+                d.sessions_warned,
+                d.decisions.blocks,
+                d.sessions_blocked,
+                d.decisions.aborts,
+                d.sessions_aborted
+            ));
+        }
+        out
+    }
+
+    /// JSON Lines: one `{"type":"session",…}` line per row, then one `{"type":"summary",…}`.
+    pub fn write_jsonl(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        #[derive(Serialize)]
+        struct Tagged<'a, T: Serialize> {
+            #[serde(rename = "type")]
+            ty: &'static str,
+            #[serde(flatten)]
+            inner: &'a T,
+        }
+        for row in &self.rows {
+            serde_json::to_writer(&mut *w, &Tagged { ty: "session", inner: row })?;
+            w.write_all(b"\n")?;
+        }
+        serde_json::to_writer(&mut *w, &Tagged { ty: "summary", inner: &self.summary })?;
+        w.write_all(b"\n")
+    }
+
+    /// [`Report::write_jsonl`] into a string.
+    pub fn to_jsonl(&self) -> String {
+        let mut out = Vec::new();
+        let _ = self.write_jsonl(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
