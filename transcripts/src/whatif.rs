@@ -10,7 +10,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::report::{Finding, Report, SessionRow};
+use crate::report::{jsonl_string, write_tagged, Finding, Report, SessionRow};
 
 /// One change in one session, A → B.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -245,25 +245,11 @@ impl WhatIf {
     /// JSON Lines: one `{"type":"change",…}` line per changed session, then `{"type":"what_if",…}`
     /// with the totals (not `summary`: a report's own summary line comes before these).
     pub fn write_jsonl(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        #[derive(Serialize)]
-        struct Tagged<'a, T: Serialize> {
-            #[serde(rename = "type")]
-            ty: &'static str,
-            #[serde(flatten)]
-            inner: &'a T,
-        }
-        for c in &self.changes {
-            serde_json::to_writer(&mut *w, &Tagged { ty: "change", inner: c })?;
-            w.write_all(b"\n")?;
-        }
-        serde_json::to_writer(&mut *w, &Tagged { ty: "what_if", inner: &self.summary })?;
-        w.write_all(b"\n")
+        write_tagged(w, ("change", &self.changes), ("what_if", &self.summary))
     }
 
     /// [`WhatIf::write_jsonl`] into a string.
     pub fn to_jsonl(&self) -> String {
-        let mut out = Vec::new();
-        let _ = self.write_jsonl(&mut out);
-        String::from_utf8(out).unwrap_or_default()
+        jsonl_string(|w| self.write_jsonl(w))
     }
 }

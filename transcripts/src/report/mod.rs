@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::reader::SessionTrace;
 
 pub use decision::{Decision, DecisionError};
+pub(crate) use render::{jsonl_string, write_tagged};
 pub use tally::SessionTally;
 
 /// Where something happened: the tool call's index in its session, the detector, the tool.

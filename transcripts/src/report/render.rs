@@ -58,25 +58,40 @@ impl Report {
 
     /// JSON Lines: one `{"type":"session",…}` line per row, then one `{"type":"summary",…}`.
     pub fn write_jsonl(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        #[derive(Serialize)]
-        struct Tagged<'a, T: Serialize> {
-            #[serde(rename = "type")]
-            ty: &'static str,
-            #[serde(flatten)]
-            inner: &'a T,
-        }
-        for row in &self.rows {
-            serde_json::to_writer(&mut *w, &Tagged { ty: "session", inner: row })?;
-            w.write_all(b"\n")?;
-        }
-        serde_json::to_writer(&mut *w, &Tagged { ty: "summary", inner: &self.summary })?;
-        w.write_all(b"\n")
+        write_tagged(w, ("session", &self.rows), ("summary", &self.summary))
     }
 
     /// [`Report::write_jsonl`] into a string.
     pub fn to_jsonl(&self) -> String {
-        let mut out = Vec::new();
-        let _ = self.write_jsonl(&mut out);
-        String::from_utf8(out).unwrap_or_default()
+        jsonl_string(|w| self.write_jsonl(w))
     }
+}
+
+/// JSON Lines of tagged objects: each of `items` as `{"type":TAG,…its fields}`, then the last
+/// line, the summary, the same way. The report and the what-if write their output through this.
+pub(crate) fn write_tagged<T: Serialize, S: Serialize>(
+    w: &mut dyn Write,
+    (tag, items): (&'static str, &[T]),
+    (last_tag, last): (&'static str, &S),
+) -> std::io::Result<()> {
+    #[derive(Serialize)]
+    struct Tagged<'a, T: Serialize> {
+        #[serde(rename = "type")]
+        ty: &'static str,
+        #[serde(flatten)]
+        inner: &'a T,
+    }
+    for item in items {
+        serde_json::to_writer(&mut *w, &Tagged { ty: tag, inner: item })?;
+        w.write_all(b"\n")?;
+    }
+    serde_json::to_writer(&mut *w, &Tagged { ty: last_tag, inner: last })?;
+    w.write_all(b"\n")
+}
+
+/// What `write` writes, as a string (writing to memory cannot fail; the JSON is UTF-8).
+pub(crate) fn jsonl_string(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> String {
+    let mut out = Vec::new();
+    let _ = write(&mut out);
+    String::from_utf8(out).unwrap_or_default()
 }
