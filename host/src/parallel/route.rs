@@ -84,9 +84,7 @@ impl<'a> Member<'a> {
             None => self.value = Some(v),
         }
     }
-}
 
-impl<'a> Member<'a> {
     /// The route of a line whose `kind` member is `self`.
     fn route(self, session: Member<'a>) -> Option<Route<'a>> {
         if self.conflict || session.conflict {
