@@ -61,6 +61,13 @@ impl<'a> Member<'_, 'a> {
         self.p.value(self.depth)
     }
 
+    /// The value as a JSON tree, and the text it was read from.
+    pub fn json_and_text(self) -> Result<(Json<'a>, &'a str), JsonError> {
+        let start = self.p.i;
+        let value = self.p.value(self.depth)?;
+        Ok((value, &self.p.src[start..self.p.i]))
+    }
+
     /// A string without escapes as its borrowed text, anything else as a JSON tree.
     pub fn text_or_json(self) -> Result<TextOrJson<'a>, JsonError> {
         if self.p.peek() == Some(b'"') {

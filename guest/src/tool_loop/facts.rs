@@ -1,10 +1,11 @@
 //! A call's fingerprint ([`CallFacts`]), read once per call by the gateway.
 //!
 //! Both halves of a decision need the call's `argsHash`: the check before the tool runs, and the
-//! outcome after it, which names the same call again with the same arguments. When a gateway
-//! passes the arguments as JSON text (the typed calls of every host), [`FactsMemo`] keeps the
-//! facts of the last [`MEMO_SLOTS`] calls by tool name and text, so the outcome of a recent
-//! check reuses them instead of reading, canonicalizing and hashing the arguments again.
+//! outcome after it, which names the same call again with the same arguments. When the
+//! arguments come as JSON text (the typed calls of every host) or were read from a known text (a
+//! trace line's `args`), [`FactsMemo`] keeps the facts of the last [`MEMO_SLOTS`] calls by tool
+//! name and text, so the outcome of a recent check reuses them instead of reading,
+//! canonicalizing and hashing the arguments again.
 //!
 //! Why a memo (a floor needs it): reading and fingerprinting the arguments a second time was a
 //! third of a decision. Measured on the decision benchmark's workload: 43.9 k instructions per
@@ -41,6 +42,14 @@ pub enum Args<'a> {
     /// JSON text (the typed calls), read here with [`crate::input`]'s limits and named
     /// `call.args-json` in errors.
     Text(&'a str),
+    /// Already read from `text` (a trace line's `args`, read with the profile's key identity):
+    /// the memo keys it by `text`, so that a `tool_result` line finds its `tool_call`'s facts.
+    Read {
+        /// The value.
+        value: &'a Json<'a>,
+        /// The JSON text it was read from.
+        text: &'a str,
+    },
 }
 
 /// The fingerprint of a call.
@@ -67,7 +76,7 @@ impl CallFacts {
     /// [`CallFacts::of`] with the run scope already known.
     fn of_args(call: &ToolCall<'_>, rules: &ToolRules, run: Option<u64>) -> Result<Self, PolicyError> {
         match call.args {
-            Args::Value(v) => Ok(Self::of_value(call.tool, v, run, rules)),
+            Args::Value(v) | Args::Read { value: v, .. } => Ok(Self::of_value(call.tool, v, run, rules)),
             Args::Text(text) => {
                 let v = json_value_with(text, "call.args-json", lone_keys(rules))?;
                 Ok(Self::of_value(call.tool, &v, run, rules))
@@ -123,7 +132,7 @@ impl FactsMemo {
     /// [`CallFacts::of`], reusing the facts of a recent call with the same tool name and
     /// argument text.
     pub fn facts(&mut self, call: &ToolCall<'_>, rules: &ToolRules) -> Result<CallFacts, PolicyError> {
-        let Args::Text(text) = call.args else { return CallFacts::of(call, rules) };
+        let (Args::Text(text) | Args::Read { text, .. }) = call.args else { return CallFacts::of(call, rules) };
         let run = self.run_scope(call.run);
         let hit = |s: &&Slot| same_text(&s.text, text) && same_text(&s.tool, call.tool);
         if let Some(slot) = self.slots.iter().rev().find(hit) {

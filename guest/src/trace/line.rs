@@ -140,18 +140,20 @@ impl Field {
 #[derive(Debug, Default)]
 pub struct Lines<'a> {
     values: Vec<TextOrJson<'a>>,
-    lines: Vec<Slots>,
+    lines: Vec<Slots<'a>>,
 }
 
 /// Where one line's fields are in [`Lines::values`].
 #[derive(Debug)]
-struct Slots {
+struct Slots<'a> {
     /// The line's number in the trace.
     n: u32,
     /// Its first value.
     start: usize,
     /// Where each field's value is after `start`, plus one; 0 when the line lacks the field.
     at: [u8; Field::ALL.len()],
+    /// The text the `args` value was read from (see [`Line::args_text`]).
+    args_text: Option<&'a str>,
 }
 
 /// One line's fields: each present one once, the later of duplicates (`JSON.parse`).
@@ -159,6 +161,7 @@ struct Slots {
 pub struct Line<'l, 'a> {
     values: &'l [TextOrJson<'a>],
     at: &'l [u8; Field::ALL.len()],
+    args_text: Option<&'a str>,
 }
 
 impl<'a> Lines<'a> {
@@ -187,7 +190,7 @@ impl<'a> Lines<'a> {
             ));
         }
         let not_json = |e: json::JsonError| PolicyError::input(format!("line {n}"), format!("not valid JSON: {e}"));
-        let mut line = Slots { n, start: self.values.len(), at: [0; Field::ALL.len()] };
+        let mut line = Slots { n, start: self.values.len(), at: [0; Field::ALL.len()], args_text: None };
         let values = &mut self.values;
         // Keys that differ only in lone surrogates are distinct keys under `LoneKeys::Distinct`,
         // and `Json::get` has a rule for choosing among them: such a line (never written by a
@@ -197,6 +200,11 @@ impl<'a> Lines<'a> {
             lone_key |= key.has_lone();
             match Field::from_name(key.as_str()) {
                 Some(field) if field.is_text() => line.set(values, field, value.text_or_json()?),
+                Some(Field::Args) => {
+                    let (args, text) = value.json_and_text()?;
+                    line.set(values, Field::Args, TextOrJson::Json(args));
+                    line.args_text = Some(text);
+                }
                 Some(field) => line.set(values, field, TextOrJson::Json(value.json()?)),
                 None => {}
             }
@@ -210,6 +218,7 @@ impl<'a> Lines<'a> {
             let object = json::parse_with(text, keys).map_err(not_json)?;
             values.truncate(line.start);
             line.at = [0; Field::ALL.len()];
+            line.args_text = None;
             for field in Field::ALL {
                 if let Some(value) = object.get(field.name()) {
                     line.set(values, field, TextOrJson::Json(value.clone()));
@@ -222,11 +231,11 @@ impl<'a> Lines<'a> {
 
     /// The lines read, in order, with their numbers.
     pub fn iter(&self) -> impl Iterator<Item = (u32, Line<'_, 'a>)> {
-        self.lines.iter().map(|l| (l.n, Line { values: &self.values[l.start..], at: &l.at }))
+        self.lines.iter().map(|l| (l.n, Line { values: &self.values[l.start..], at: &l.at, args_text: l.args_text }))
     }
 }
 
-impl Slots {
+impl Slots<'_> {
     fn set<'a>(&mut self, values: &mut Vec<TextOrJson<'a>>, field: Field, value: TextOrJson<'a>) {
         match self.at[field as usize] {
             0 => {
@@ -253,6 +262,12 @@ impl<'l, 'a> Line<'l, 'a> {
             TextOrJson::Json(Json::Str(s)) => Ok(s.as_str()),
             TextOrJson::Json(other) => Err(other),
         })
+    }
+
+    /// The JSON text the `args` value was read from (the later of duplicates), if read member by
+    /// member: the key by which a `tool_result` line finds its `tool_call`'s facts (`FactsMemo`).
+    pub fn args_text(self) -> Option<&'a str> {
+        self.args_text
     }
 
     /// The value of a field that is not a string field (`args`, `result`, `error`, `ts_ms`,
@@ -290,6 +305,27 @@ mod tests {
     fn by_object<'a>(text: &'a str, keys: LoneKeys) -> Vec<(Field, Json<'a>)> {
         let object = json::parse_with(text, keys).expect("valid JSON");
         Field::ALL.into_iter().filter_map(|f| object.get(f.name()).map(|v| (f, v.clone()))).collect()
+    }
+
+    #[test]
+    fn args_text_is_the_text_the_args_value_was_read_from() {
+        let cases = [
+            (r#"{"kind":"tool_call","args": { "b" : 1 } ,"tool":"t"}"#, Some(r#"{ "b" : 1 }"#)),
+            (r#"{"args":[1],"args":"later","kind":"tool_call"}"#, Some(r#""later""#)),
+            (r#"{"kind":"compaction","session":"s"}"#, None),
+        ];
+        for (text, want) in cases {
+            let lines = read(text, 1, LoneKeys::Merge).expect("reads");
+            let (_, line) = lines.iter().next().expect("one line");
+            assert_eq!(line.args_text(), want, "{text}");
+            if let Some(args) = want {
+                assert_eq!(line.value(Field::Args), Some(&json::parse(args).expect("JSON")), "{text}");
+            }
+        }
+        // A line read as a whole object (lone surrogates in keys, distinct): no text to key by.
+        let text = r#"{"kind\ud800":"x","args":{"a":1}}"#;
+        let lines = read(text, 1, LoneKeys::Distinct).expect("reads");
+        assert_eq!(lines.iter().next().expect("one line").1.args_text(), None);
     }
 
     #[test]

@@ -100,7 +100,10 @@ pub fn event<'a>(v: Line<'a, 'a>, n: u32) -> Result<Event<'a>, PolicyError> {
             let call = ToolCall {
                 session: f.req_str(F::Session)?,
                 tool: f.req_str(F::Tool)?,
-                args: Args::Value(f.req_any(F::Args)?),
+                args: match (f.req_any(F::Args)?, v.args_text()) {
+                    (value, Some(text)) => Args::Read { value, text },
+                    (value, None) => Args::Value(value),
+                },
                 run: f.opt_str(F::Run)?,
                 agent: f.opt_str(F::Agent)?,
                 call_id: f.opt_str(F::CallId)?,
