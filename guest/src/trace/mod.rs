@@ -100,9 +100,9 @@ pub fn event<'a>(v: Line<'a, 'a>, n: u32) -> Result<Event<'a>, PolicyError> {
             let call = ToolCall {
                 session: f.req_str(F::Session)?,
                 tool: f.req_str(F::Tool)?,
-                args: match (f.req_any(F::Args)?, v.args_text()) {
-                    (value, Some(text)) => Args::Read { value, text },
-                    (value, None) => Args::Value(value),
+                args: {
+                    let value = f.req_any(F::Args)?;
+                    v.args_text().map_or(Args::Value(value), |text| Args::Read { value, text })
                 },
                 run: f.opt_str(F::Run)?,
                 agent: f.opt_str(F::Agent)?,
