@@ -7,7 +7,7 @@
 // The scenario is chosen by a marker `[scenario:NAME]` in the user text (so one server serves
 // several scenarios), else by the config's `defaultScenario`.
 //
-// Steps (see BUILTIN_SCENARIOS for examples):
+// Steps (see BUILTIN_SCENARIOS in fake-model/scenarios.mjs for examples):
 //   {"call":"exec","args":{"command":"echo loop"},"times":25}   the same call N times
 //   {"call":"exec","args":{...},"times":"forever"}              until the scenario's maxToolsPerTurn
 //   {"alternate":[{"call":"read","args":{"path":"a.txt"}},{"call":"read","args":{"path":"b.txt"}}],"times":30}
@@ -25,138 +25,27 @@
 //   request), --lifetime-ms / FAKE_LIFETIME_MS (exit by itself afterwards; default 15 min),
 //   FAKE_DUMP (a JSONL file receiving every full request body; debugging).
 // On start it prints one JSON line to stdout: {"listening":PORT,"pid":PID}.
+//
+// The built-in scenarios are in fake-model/scenarios.mjs and the scenario logic (scenario choice,
+// script positions, delays) in fake-model/script.mjs; this file is the HTTP server and the CLI,
+// and re-exports both.
 import http from "node:http";
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { BUILTIN_SCENARIOS } from "./fake-model/scenarios.mjs";
+import { textOf, lastRealUserIndex, pickScenarioName, actionAt, toolDelayFor } from "./fake-model/script.mjs";
 
-export const INTERNAL_CONTEXT_PREFIX = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
+export { BUILTIN_SCENARIOS } from "./fake-model/scenarios.mjs";
+export {
+  INTERNAL_CONTEXT_PREFIX,
+  isInternalContext,
+  lastRealUserIndex,
+  pickScenarioName,
+  actionAt,
+  toolDelayFor,
+} from "./fake-model/script.mjs";
+
 export const MODEL_ID = "loop-1";
-
-export const BUILTIN_SCENARIOS = {
-  // text only, no tools
-  text: { steps: [{ text: "Hello from the fake model." }] },
-  // the same exec forever (bounded by maxToolsPerTurn)
-  "exec-poll": {
-    maxToolsPerTurn: 30,
-    steps: [{ call: "exec", args: { command: "echo loop" }, times: "forever" }],
-  },
-  // ping-pong between two reads of unchanging files
-  "read-pingpong": {
-    maxToolsPerTurn: 24,
-    steps: [
-      {
-        alternate: [
-          { call: "read", args: { path: "a.txt" } },
-          { call: "read", args: { path: "b.txt" } },
-        ],
-        times: "forever",
-      },
-    ],
-  },
-  // a tool that does not exist, retried
-  "unknown-tool": {
-    maxToolsPerTurn: 16,
-    steps: [{ call: "frobnicate_widget", args: { target: "x" }, times: "forever" }],
-  },
-  // six identical exec calls then text (for probe plugins that block the 3rd)
-  "probe-exec": {
-    steps: [
-      { call: "exec", args: { command: "echo probe" }, times: 6 },
-      { text: "Probe turn done." },
-    ],
-  },
-  // a few calls then text (warm-up turns)
-  warmup: {
-    steps: [
-      { call: "exec", args: { command: "echo warmup" }, times: 2 },
-      { text: "Warm-up done." },
-    ],
-  },
-  // the same exec, overflowing at the 2nd tool result of an OVERFLOW turn
-  "overflow-loop": {
-    maxToolsPerTurn: 12,
-    overflow: { atToolResult: 2, whenUserTextIncludes: "OVERFLOW" },
-    steps: [{ call: "exec", args: { command: "echo loop" }, times: "forever" }],
-  },
-  // a healthy turn: different tools, no loop
-  healthy: {
-    steps: [
-      { call: "ls", args: { path: "." } },
-      { call: "read", args: { path: "a.txt" } },
-      { call: "write", args: { path: "notes.txt", content: "healthy session notes\n" } },
-      { call: "exec", args: { command: "wc -c notes.txt" } },
-      { call: "read", args: { path: "notes.txt" } },
-      { text: "Everything looks fine: a.txt read, notes.txt written and checked." },
-    ],
-  },
-  // long tool outputs (>1.4 KB events are stored zstd-compressed by OpenClaw)
-  "long-output": {
-    steps: [
-      { call: "exec", args: { command: "seq 1 600" } },
-      { call: "exec", args: { command: "seq 1000 1600" } },
-      { call: "exec", args: { command: "seq 5000 5400" } },
-      { text: "Printed three long sequences." },
-    ],
-  },
-};
-
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((p) => (typeof p === "string" ? p : typeof p?.text === "string" ? p.text : ""))
-      .join("\n");
-  }
-  return content == null ? "" : JSON.stringify(content);
-}
-
-export function isInternalContext(msg) {
-  return msg?.role === "user" && textOf(msg.content).trimStart().startsWith(INTERNAL_CONTEXT_PREFIX);
-}
-
-/** Index of the last real (non-internal) user message, or -1. */
-export function lastRealUserIndex(messages) {
-  for (let i = messages.length - 1; i >= 0; i -= 1) {
-    if (messages[i]?.role === "user" && !isInternalContext(messages[i])) return i;
-  }
-  return -1;
-}
-
-export function pickScenarioName(messages, scenarios, fallback) {
-  const idx = lastRealUserIndex(messages);
-  const candidates = [];
-  if (idx >= 0) candidates.push(textOf(messages[idx].content));
-  // compaction summary requests and the like: any user text
-  for (let i = messages.length - 1; i >= 0; i -= 1) {
-    if (messages[i]?.role === "user") candidates.push(textOf(messages[i].content));
-  }
-  for (const text of candidates) {
-    const m = /\[scenario:([A-Za-z0-9_.-]+)\]/.exec(text);
-    if (m && scenarios[m[1]]) return m[1];
-  }
-  return fallback;
-}
-
-/** Expand steps into the action at position `pos` (0-based tool results so far in the turn). */
-export function actionAt(scenario, pos) {
-  const max = scenario.maxToolsPerTurn ?? 40;
-  if (pos >= max) return { text: `Stopping after ${pos} tool calls (fake model bound).` };
-  let offset = 0;
-  for (const step of scenario.steps ?? []) {
-    if (step.text !== undefined) return { text: step.text };
-    const times = step.times === "forever" ? Infinity : (step.times ?? 1);
-    if (pos < offset + times) {
-      const k = pos - offset;
-      if (step.alternate) {
-        const s = step.alternate[k % step.alternate.length];
-        return { call: s.call, args: s.args ?? {} };
-      }
-      return { call: step.call, args: step.args ?? {} };
-    }
-    offset += times;
-  }
-  return { text: "Done (fake model script finished)." };
-}
 
 function parseCli(argv) {
   const { values } = parseArgs({
@@ -181,18 +70,6 @@ function loadConfig(opts) {
     scenarios: { ...BUILTIN_SCENARIOS, ...(cfg.scenarios ?? {}) },
     defaultScenario: cfg.defaultScenario ?? "text",
   };
-}
-
-/** The delayMs of the scenario a chat request plays (0 for other requests and text answers). */
-export function toolDelayFor(raw, cfg) {
-  try {
-    const body = JSON.parse(raw);
-    if (!Array.isArray(body?.tools) || body.tools.length === 0) return 0;
-    const scenario = cfg.scenarios[pickScenarioName(body.messages ?? [], cfg.scenarios, cfg.defaultScenario)];
-    return Math.min(Number(scenario?.delayMs ?? 0) || 0, 10_000);
-  } catch {
-    return 0;
-  }
 }
 
 export function startFakeModel(options = {}) {
