@@ -12,7 +12,8 @@ load average is printed before and after: the machine may be shared, and a figur
 load says so.
 
 What it compares (all on the same traces, generated with tests/oracle/gen-trace.mjs, fixed seeds):
-  - the previous release CLI ($LOOPGUARD_BASELINE, default /work/baseline/loopguard-0.2.0) vs this
+  - the previous release CLI ($LOOPGUARD_BASELINE, default /work/baseline/loopguard-0.2.0, which
+    scripts/build-baseline.sh builds from the repository's history) vs this
     release's (target/release/loopguard, `cargo build --release -p loopguard-host`) with --jobs 1,
     on a 200,000-event tool trace and a 200,000-event bot trace;
   - this release with --jobs 1 vs --jobs 2 on the tool trace (many sessions), and beside it
@@ -185,7 +186,7 @@ def main():
         openclaw = Path("/work/main/tests/openclaw/node_modules/openclaw")
     for p in (new, node) if args.skip_baseline else (new, base, node):
         if not Path(p).is_file():
-            hint = " (set LOOPGUARD_BASELINE, or --skip-baseline)" if p == base else ""
+            hint = " (build it with scripts/build-baseline.sh, set LOOPGUARD_BASELINE, or --skip-baseline)" if p == base else ""
             sys.exit(f"bench-replay: {p} is missing{hint}")
     rows = []  # (figure, value, command)
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})", flush=True)
