@@ -18,27 +18,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::Criterion;
-use loopguard_host::{BotMessage, Policy};
+use loopguard_host::Policy;
 use loopguard_policy::config::Config;
 use loopguard_policy::gateway::Gateway as Native;
-use loopguard_policy::trace::BotMessage as NativeMessage;
 
 #[path = "common/bot_workload.rs"]
 mod bot_workload;
-use bot_workload::{message, Stream, PAIRS};
-
-fn native(m: &BotMessage) -> NativeMessage<'_> {
-    NativeMessage {
-        channel: &m.channel,
-        account: &m.account,
-        conversation: &m.conversation,
-        room: m.room.as_deref().unwrap_or(&m.conversation),
-        sender: &m.sender,
-        receiver: &m.receiver,
-        ts_ms: m.ts_ms,
-        event_id: m.event_id.as_deref(),
-    }
-}
+use bot_workload::{message, native, Stream, PAIRS};
 
 /// Fills `PAIRS` pairs with `events` events each (inside one window) and returns guest bytes
 /// per pair over the empty gateway's memory.

@@ -7,27 +7,13 @@
 //! Run: `cargo run --profile bench -p loopguard-host --example bot_profile [MESSAGES [POLICY.wasm | --native]]`
 use std::hint::black_box;
 
-use loopguard_host::{BotMessage, Policy};
+use loopguard_host::Policy;
 use loopguard_policy::config::Config;
 use loopguard_policy::gateway::Gateway as Native;
-use loopguard_policy::trace::BotMessage as NativeMessage;
 
 #[path = "../benches/common/bot_workload.rs"]
 mod bot_workload;
-use bot_workload::{message, Stream, PAIRS};
-
-fn native(m: &BotMessage) -> NativeMessage<'_> {
-    NativeMessage {
-        channel: &m.channel,
-        account: &m.account,
-        conversation: &m.conversation,
-        room: m.room.as_deref().unwrap_or(&m.conversation),
-        sender: &m.sender,
-        receiver: &m.receiver,
-        ts_ms: m.ts_ms,
-        event_id: m.event_id.as_deref(),
-    }
-}
+use bot_workload::{message, native, Stream, PAIRS};
 
 fn main() {
     let messages: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
@@ -37,10 +23,12 @@ fn main() {
     let start;
     if target.as_deref() == Some("--native") {
         let mut core = Native::new(Config::parse("{}").expect("config"));
-        fill.for_each(|m| drop(core.check_bot_message(&native(&m))));
+        for m in fill {
+            core.check_bot_message(&native(&m)).expect("fill");
+        }
         start = std::time::Instant::now();
         for _ in 0..messages {
-            black_box(core.check_bot_message(&native(stream.next())));
+            black_box(core.check_bot_message(&native(stream.next())).expect("decision"));
         }
     } else {
         let policy = match target {
@@ -48,7 +36,9 @@ fn main() {
             None => Policy::embedded().expect("the embedded policy loads"),
         };
         let mut gw = policy.gateway("{}").expect("gateway");
-        fill.for_each(|m| drop(gw.check_bot_message(&m).expect("fill")));
+        for m in fill {
+            gw.check_bot_message(&m).expect("fill");
+        }
         start = std::time::Instant::now();
         for _ in 0..messages {
             black_box(gw.check_bot_message(stream.next()).expect("decision"));

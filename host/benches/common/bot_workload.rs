@@ -3,6 +3,7 @@
 //! figure is about exactly the messages the benchmark decides.
 
 use loopguard_host::BotMessage;
+use loopguard_policy::trace::BotMessage as NativeMessage;
 
 /// Active pairs in the benchmark (the memory example chooses its own counts).
 #[allow(dead_code)]
@@ -68,5 +69,20 @@ impl Stream {
         id.clear();
         id.push_str(std::str::from_utf8(&self.id).expect("the id is ASCII"));
         m
+    }
+}
+
+/// The same message for the guest crate called natively (the benchmark's native side).
+#[allow(dead_code)]
+pub fn native(m: &BotMessage) -> NativeMessage<'_> {
+    NativeMessage {
+        channel: &m.channel,
+        account: &m.account,
+        conversation: &m.conversation,
+        room: m.room.as_deref().unwrap_or(&m.conversation),
+        sender: &m.sender,
+        receiver: &m.receiver,
+        ts_ms: m.ts_ms,
+        event_id: m.event_id.as_deref(),
     }
 }
