@@ -22,6 +22,11 @@ if [ -x "$out" ] && "$out" version 2>/dev/null | grep -qx "loopguard: 0.2.0"; th
   exit 0
 fi
 
+if ! git -C "$repo" cat-file -e "$rev^{commit}" 2>/dev/null; then
+  echo "baseline: commit $rev is not in this clone (a shallow clone? git fetch --unshallow)" >&2
+  exit 1
+fi
+
 rm -rf "$work/src"
 mkdir -p "$work/src"
 git -C "$repo" archive "$rev" | tar -x -C "$work/src"
