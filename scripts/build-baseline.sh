@@ -17,7 +17,10 @@ rev=9420460
 out=${LOOPGUARD_BASELINE:-/work/baseline/loopguard-0.2.0}
 work=$repo/target/baseline-0.2.0
 
-if [ -x "$out" ] && "$out" version 2>/dev/null | grep -qx "loopguard: 0.2.0"; then
+# Whether $out is a 0.2.0 CLI (its `version` prints "loopguard: 0.2.0" first).
+is_baseline() { [ -x "$out" ] && "$out" version 2>/dev/null | grep -qx "loopguard: 0.2.0"; }
+
+if is_baseline; then
   echo "baseline: $out is 0.2.0 already"
   exit 0
 fi
@@ -34,5 +37,5 @@ git -C "$repo" archive "$rev" | tar -x -C "$work/src"
 
 mkdir -p "$(dirname "$out")"
 cp "$work/target/release/loopguard" "$out"
-"$out" version | grep -qx "loopguard: 0.2.0" || { echo "baseline: $out does not report 0.2.0" >&2; exit 1; }
+is_baseline || { echo "baseline: $out does not report 0.2.0" >&2; exit 1; }
 echo "baseline: $out"
