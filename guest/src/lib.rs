@@ -68,16 +68,15 @@ pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
+pub mod alloc_cache;
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
 pub mod component;
 
-/// The component's allocator: talc instead of wasi-libc's dlmalloc. Why (a floor needs it): a
-/// decision allocates ~20 times (the strings the boundary lowers, the JSON trees), and dlmalloc
-/// was ~10.6 k instructions of its ~70 k through wasmtime; talc takes ~3.7 k fewer (callgrind,
-/// `decision_profile`). Memory per bot pair is unchanged: 231.5 bytes at a million pairs with
-/// full windows (dlmalloc 231.4), 83 / 98 / 227 bytes at 100,000 (`bot_memory`, `--bench bot`).
+/// The component's allocator (see [`alloc_cache`]).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOC: alloc_cache::CachedTalc = alloc_cache::CachedTalc::new();
 
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
