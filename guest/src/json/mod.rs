@@ -24,9 +24,11 @@ use crate::js::{cmp_utf16, same_text};
 mod lone;
 mod object;
 mod parser;
+mod scan;
 pub use lone::StrBuf;
 pub use object::{read_object, Member, TextOrJson};
 pub use parser::{parse, parse_with, JsonError, LoneKeys};
+pub(crate) use scan::{len_until, verbatim_len};
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;
@@ -242,67 +244,9 @@ pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
 /// scan.
 const LINEAR_LOOKUP: usize = 16;
 
-/// Bytes one in each byte of a word.
-const ONES: u64 = 0x0101_0101_0101_0101;
-/// The top bit of each byte of a word.
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// The top bit of each byte of `w` that is zero (exact for the lowest such byte: a borrow only
-/// runs upward from a byte that matched).
-#[inline(always)]
-fn zero_bytes(w: u64) -> u64 {
-    w.wrapping_sub(ONES) & !w
-}
-
-/// The length of the longest prefix of `b` with no byte `special` says yes to, eight bytes at a
-/// time: `flags` marks, in the top bit of each byte of a word, the bytes `special` would (the
-/// lowest mark must be exact), and the tail shorter than a word goes byte by byte.
-#[inline(always)]
-fn prefix_len(b: &[u8], flags: impl Fn(u64) -> u64, special: impl Fn(u8) -> bool) -> usize {
-    let (words, _) = b.as_chunks::<8>();
-    for (n, word) in words.iter().enumerate() {
-        let hits = flags(u64::from_le_bytes(*word)) & HIGH;
-        if hits != 0 {
-            return n * 8 + (hits.trailing_zeros() / 8) as usize;
-        }
-    }
-    let done = words.len() * 8;
-    done + b[done..].iter().position(|c| special(*c)).unwrap_or(b.len() - done)
-}
-
-/// The length of the longest prefix of `b` without `"`, `\\` or a control character (below
-/// 0x20): the bytes a JSON string literal holds as they are, which are also the bytes
-/// `JSON.stringify` writes without an escape.
-///
-/// Why eight bytes at a time (SWAR) instead of a byte loop: the reader and the canonical writer
-/// pass every string byte of a decision's arguments and result through this scan, and the byte
-/// loops were a quarter of a decision's instructions (callgrind, the decision benchmark's
-/// workload: 13.9 k of 51.4 k per decision natively). Each step flags, in the top bit of each
-/// byte, `byte == '"'`, `byte == '\\'` and `byte < 0x20`.
-pub(crate) fn verbatim_len(b: &[u8]) -> usize {
-    let flags = |w: u64| {
-        let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
-        let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
-        let control = w.wrapping_sub(ONES * 0x20) & !w;
-        quote | backslash | control
-    };
-    prefix_len(b, flags, |c| c == b'"' || c == b'\\' || c < 0x20)
-}
-
-/// The length of the longest prefix of `b` without `byte`, eight bytes at a time like
-/// [`verbatim_len`]. The reader sizes a string with escapes by it (the string's literal ends at
-/// the first unescaped quote, so its text fits unless it holds escaped quotes), and replay
-/// splits a batch into lines by it. Why not a byte loop: in the component that is a load and a
-/// branch per byte, and a result's text of a few hundred bytes otherwise grew five times while
-/// it was decoded; nor `str::split`, whose `memchr` goes four bytes at a time in wasm32 (~1 k
-/// instructions a bot line in replay, ~0.2 k this way; callgrind).
-pub(crate) fn len_until(b: &[u8], byte: u8) -> usize {
-    prefix_len(b, |w| zero_bytes(w ^ (ONES * u64::from(byte))), |c| c == byte)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{len_until, parse, verbatim_len, Json};
+    use super::{parse, Json};
 
     #[test]
     fn numbers_are_the_doubles_a_correctly_rounded_parse_gives() {
@@ -319,42 +263,5 @@ mod tests {
                 other => panic!("{text}: {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn len_until_finds_the_first_such_byte() {
-        for (byte, plain) in [(b'"', "a\\é\n"), (b'\n', "a\\é\"\r")] {
-            for len in 0..40 {
-                let plain = plain.repeat(len).into_bytes();
-                assert_eq!(len_until(&plain, byte), plain.len());
-                for at in 0..plain.len().min(24) {
-                    let mut text = plain.clone();
-                    text[at] = byte;
-                    *text.last_mut().expect("not empty") = byte;
-                    assert_eq!(len_until(&text, byte), at);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn verbatim_len_stops_at_the_first_byte_a_json_string_cannot_hold() {
-        for len in 0..40 {
-            let plain = "aé€".repeat(len).into_bytes();
-            assert_eq!(verbatim_len(&plain), plain.len());
-            for at in 0..plain.len().min(24) {
-                for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-                    let mut text = plain.clone();
-                    text[at] = special;
-                    // A second special byte later does not move the answer.
-                    if let Some(last) = text.len().checked_sub(1).filter(|&l| l > at) {
-                        text[last] = b'"';
-                    }
-                    assert_eq!(verbatim_len(&text), at, "{special:#x} at {at} of {}", text.len());
-                }
-            }
-        }
-        // The bytes next to the flagged ones are not flagged.
-        assert_eq!(verbatim_len(b" !#[]\x7f\x21\x23\x5b\x5d"), 10);
     }
 }
