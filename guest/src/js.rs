@@ -168,4 +168,20 @@ mod tests {
         assert!(!same_text("0123456789abcdef", "0123456789abcdeF"));
         assert!(!same_text("x0123456789abcdef", "y0123456789abcdef"));
     }
+
+    /// Texts of one length that differ in one byte, at every position: the word steps and the
+    /// overlapping last word both look.
+    #[test]
+    fn same_text_sees_a_difference_anywhere() {
+        for len in 1..80 {
+            let a: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            assert!(same_text(&a, &a.clone()), "{len}");
+            for at in 0..len {
+                let mut b = a.clone().into_bytes();
+                b[at] = b'-';
+                let b = String::from_utf8(b).expect("ASCII");
+                assert!(!same_text(&a, &b) && !same_text(&b, &a), "{len} bytes, differing at {at}");
+            }
+        }
+    }
 }

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::config::profile::{RecordCalls, ToolRules};
 use crate::config::tool::LoopSettings;
-use crate::js::js_trim;
+use crate::js::{js_trim, same_text};
 
 /// The tool name the detectors see: as given, or as the profile's caller normalizes it
 /// ([`ToolRules::tool_name_aliases`]).
@@ -176,7 +176,7 @@ impl Session {
     /// The guard of `run` (as given), created with `s` on first use and kept most recent.
     fn guard(&mut self, run: Option<&str>, s: &LoopSettings) -> &mut CompactionGuard {
         let key = run.unwrap_or("");
-        match self.guards.iter().position(|(r, _)| &**r == key) {
+        match self.guards.iter().position(|(r, _)| same_text(r, key)) {
             Some(i) => {
                 let g = self.guards.remove(i);
                 self.guards.push(g);
