@@ -47,7 +47,9 @@
 //! | snapshots for hot swaps | [`snapshot`] |
 //! | errors | [`error`] |
 //! | the WIT boundary (wasm32 only) | `component` |
-// No unsafe code, except what wit-bindgen generates in `component` (wasm32 only).
+//! | the component's allocator: talc and a cache of freed blocks (wasm32 only) | `alloc_cache` |
+// No unsafe code, except what wit-bindgen generates in `component` and the allocator in
+// `alloc_cache` (both wasm32 only).
 #![deny(unsafe_code)]
 
 pub mod bot_loop;
