@@ -44,8 +44,12 @@ struct Stacks {
     blocks: [[*mut u8; DEPTH]; CLASSES],
 }
 
-// SAFETY: the component is single-threaded wasm32 (talc's own cell asserts the same).
+// SAFETY: the component is single-threaded wasm32 (talc's own cell asserts the same, and a build
+// with threads is refused below).
 unsafe impl Sync for CachedTalc {}
+
+#[cfg(target_feature = "atomics")]
+compile_error!("alloc_cache assumes single-threaded WebAssembly: its cache has no lock");
 
 impl CachedTalc {
     /// The allocator over a dynamically grown wasm memory.
