@@ -71,7 +71,7 @@ macro_rules! key_eq_by_value {
         }
     )*};
 }
-key_eq_by_value!(u32, u64, u128);
+key_eq_by_value!(u32, u128);
 
 #[derive(Debug, Clone)]
 struct Slot<V> {
