@@ -118,3 +118,12 @@ def test_values_json_cannot_write_are_named_errors() -> None:
             with pytest.raises(LoopGuardError) as info:
                 g.before_tool_call(ToolCall("s", "t", args=bad))
             assert (info.value.kind, info.value.path) == ("input", "call.args")
+
+
+@pytest.mark.parametrize("special", ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\u00e9", "\U0001f600"], ids=repr)
+def test_strings_are_escaped_as_json_writes_them_wherever_the_escape_falls(special: str) -> None:
+    # The writer skips plain runs several bytes at a time: put the character at every offset of
+    # a word and across words, alone and twice in a row.
+    for at in range(40):
+        for text in ("a" * at + special + "b" * (40 - at), "a" * at + special * 2):
+            assert _native.dumps(text) == json.dumps(text, ensure_ascii=False), repr(text)
