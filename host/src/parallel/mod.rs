@@ -95,7 +95,7 @@ pub fn stream(
         supervision,
         known_sessions: 0,
         sessions: Default::default(),
-        load: Vec::new(),
+        load: vec![0; gateways.len()],
         merged: String::new(),
     };
     let outcome = std::thread::scope(|scope| {
@@ -168,8 +168,6 @@ fn line_number(line: u64) -> Result<u32> {
 
 impl Run<'_> {
     fn parallel(&mut self, pool: &Pool, trace: &mut dyn BufRead, out: &mut dyn Write) -> Result<Parallel> {
-        let workers = pool.len();
-        self.load = vec![0; workers];
         let mut first_line: u64 = 1;
         let mut pending = std::collections::VecDeque::new();
         let mut chunks = Chunks::new(trace);

@@ -149,11 +149,6 @@ impl Pool {
         Pool { parts, results, stop }
     }
 
-    /// Workers.
-    pub(super) fn len(&self) -> usize {
-        self.parts.len()
-    }
-
     /// Sends the chunk to the workers that own a line of it (the others get nothing).
     pub(super) fn send(&self, chunk: Chunk) -> Job {
         let mut sent = vec![false; self.parts.len()];

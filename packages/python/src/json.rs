@@ -18,7 +18,6 @@ use std::fmt::Write;
 
 use loopguard_policy::canonical::write_string;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -39,12 +38,13 @@ fn write(v: &Bound<'_, PyAny>, out: &mut String, depth: usize) -> PyResult<bool>
     if v.is_none() {
         out.push_str("null");
     } else if v.is_exact_instance_of::<PyString>() {
-        return string(v.cast::<PyString>()?, out);
+        return Ok(string(v.cast::<PyString>()?, out));
     } else if v.is_exact_instance_of::<PyBool>() {
         out.push_str(if v.is_truthy()? { "true" } else { "false" });
     } else if v.is_exact_instance_of::<PyInt>() {
         match v.extract::<i64>() {
-            Ok(n) => write!(out, "{n}").map_err(|e| PyValueError::new_err(e.to_string()))?,
+            // Writing to a `String` cannot fail.
+            Ok(n) => drop(write!(out, "{n}")),
             Err(_) => out.push_str(v.str()?.to_str()?), // past 64 bits
         }
     } else if v.is_exact_instance_of::<PyFloat>() {
@@ -60,7 +60,7 @@ fn write(v: &Bound<'_, PyAny>, out: &mut String, depth: usize) -> PyResult<bool>
             if i > 0 {
                 out.push(',');
             }
-            if !key.is_exact_instance_of::<PyString>() || !string(key.cast::<PyString>()?, out)? {
+            if !key.is_exact_instance_of::<PyString>() || !string(key.cast::<PyString>()?, out) {
                 return Ok(false); // `json` turns numbers, booleans and None into key strings
             }
             out.push(':');
@@ -95,8 +95,8 @@ fn items<'py>(values: impl Iterator<Item = Bound<'py, PyAny>>, out: &mut String,
 
 /// A string literal; `false` for a string with a lone surrogate (not UTF-8: `json` writes it
 /// as a `\udXXX` escape, which the policy reads as JavaScript does).
-fn string(s: &Bound<'_, PyString>, out: &mut String) -> PyResult<bool> {
-    let Ok(text) = s.to_str() else { return Ok(false) };
+fn string(s: &Bound<'_, PyString>, out: &mut String) -> bool {
+    let Ok(text) = s.to_str() else { return false };
     write_string(text, out);
-    Ok(true)
+    true
 }
