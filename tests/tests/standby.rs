@@ -129,6 +129,19 @@ fn a_swap_applies_the_calls_since_the_last_snapshot_before_it_takes_the_lock() {
     assert_eq!(gw.swap(real()).unwrap().replayed, 0);
 }
 
+#[test]
+fn without_the_call_log_a_swap_starts_from_a_snapshot_of_everything_before_it() {
+    let (config, lines, expected) = polling_loop();
+    let supervision = Supervision { log_calls: false, ..Supervision::default() };
+    let gw = SwappableGateway::new(real(), &config, supervision).unwrap();
+    let before = apply_lines(&gw, &lines[..29], 1);
+    let report = gw.swap(hostile()).unwrap();
+    // Nothing was logged: the 29 calls reach the new instance in the snapshot, not replayed.
+    assert_eq!((report.replayed, report.replayed_paused), (0, 0), "{report:?}");
+    assert!(gw.health().snapshots >= 1, "{:?}", gw.health());
+    assert_eq!(format!("{before}{}", apply_lines(&gw, &lines[29..], 30)), expected);
+}
+
 /// A mixed stream of typed calls: tool calls and outcomes that loop in a few sessions, compactions,
 /// ended sessions and bot messages that trip their pair budget. Returns every answer, in order.
 fn typed_stream(gw: &SwappableGateway, n: usize, pace: Duration) -> Vec<String> {
@@ -169,6 +182,17 @@ fn typed_stream(gw: &SwappableGateway, n: usize, pace: Duration) -> Vec<String> 
 
 #[test]
 fn swaps_while_typed_calls_run_change_no_answer() {
+    swaps_while_typed_calls_run(true);
+}
+
+#[test]
+fn swaps_while_typed_calls_run_change_no_answer_without_the_call_log() {
+    // Calls are logged only while the swap copies: those made during the copy must reach the
+    // new instance all the same.
+    swaps_while_typed_calls_run(false);
+}
+
+fn swaps_while_typed_calls_run(log_calls: bool) {
     let config = r#"{"tools":{"loopDetection":{"enabled":true}},
         "channels":{"discord":{"allowBots":true,"botLoopProtection":{"maxEventsPerWindow":8}}}}"#;
     let reference =
@@ -177,7 +201,7 @@ fn swaps_while_typed_calls_run_change_no_answer() {
     assert!(reference.iter().any(|a| a.contains("Suppress")), "the stream must reach suppressions");
     // Frequent snapshots, so that some fall due while a swap copies (and are taken from the new
     // instance).
-    let supervision = Supervision { snapshot_every: 100, snapshot_spacing: 0, ..Supervision::default() };
+    let supervision = Supervision { snapshot_every: 100, snapshot_spacing: 0, log_calls, ..Supervision::default() };
     let gw = Arc::new(SwappableGateway::new(real(), config, supervision).unwrap());
     let policies = [hostile(), real()];
     let done = Arc::new(AtomicBool::new(false));

@@ -99,6 +99,11 @@ impl SwappableGateway {
         let to_version = gateway.instance().version()?;
         self.copying.store(true, Ordering::SeqCst);
         let copying = Copying(&self.copying);
+        if !self.supervision.log_calls {
+            // The log holds only what came since `copying` was set: start the copy from a
+            // snapshot that has everything before it.
+            self.snapshot(&mut self.lock_first());
+        }
         let mut copy = self.precopy(&mut gateway)?;
         // Snapshots wait while the state is copied; one that fell due is taken now, from the
         // new instance and without the lock.
