@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Cache, CacheConfig, Config, Engine, Store};
+use wasmtime::{Config, Engine, Store};
 
 use crate::bindings::{self, HostState, PolicyPre};
+use crate::compile_cache;
 use crate::error::{Error, Result};
 use crate::gateway::Gateway;
 use crate::limits::{self, Limiter, Limits};
@@ -91,18 +92,12 @@ impl std::fmt::Display for Inspection {
     }
 }
 
-/// Makes the process-wide engine keep compiled policies in `dir`, so that a short-lived process
+/// Keeps compiled policies in `dir` ([`crate::compile_cache`]), so that a short-lived process
 /// (the CLI, a test) does not pay the compilation again for a policy it has seen. A long-lived
-/// gateway compiles once and does not need it. Call it before the first policy is loaded;
-/// afterwards it fails, because the engine already exists.
+/// gateway compiles once and does not need it. One directory per process: setting another
+/// fails.
 pub fn use_compile_cache(dir: &Path) -> Result<()> {
-    let mut cache_config = CacheConfig::new();
-    cache_config.with_directory(dir);
-    let cache = Cache::new(cache_config).map_err(|e| Error::load(dir, e))?;
-    let mut config = engine_config();
-    config.cache(Some(cache));
-    let engine = Engine::new(&config).map_err(|e| Error::load(dir, e))?;
-    ENGINE.set(engine).map_err(|_| Error::load(dir, "the compile cache must be set before the first policy is loaded"))
+    compile_cache::use_dir(dir).map_err(|e| Error::load(dir, e))
 }
 
 /// Where compiled policies are cached by default: `$LOOPGUARD_CACHE_DIR` (empty = no cache),
@@ -251,7 +246,7 @@ impl Policy {
             ));
         }
         let engine = engine();
-        let component = Component::new(engine, bytes).map_err(|e| Error::load(path, e))?;
+        let component = compile_cache::component(engine, bytes, &digest).map_err(|e| Error::load(path, e))?;
         let mut linker = Linker::<HostState>::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| Error::load(path, e))?;
         bindings::Policy::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s)
