@@ -172,21 +172,31 @@ impl<'a> Fields<'a> {
         self.err(field.name(), "missing required field")
     }
 
+    #[inline]
     fn req_str(&self, field: F) -> Result<&'a str, PolicyError> {
         match self.v.text(field) {
-            None => Err(self.missing(field)),
             Some(Ok(s)) => Ok(s),
-            Some(Err(other)) => Err(self.err(field.name(), format!("must be a string, not {}", describe(other)))),
+            other => Err(self.not_str(field, other.and_then(Result::err), "")),
         }
     }
 
+    #[inline]
     fn opt_str(&self, field: F) -> Result<Option<&'a str>, PolicyError> {
         match self.v.text(field) {
             None => Ok(None),
             Some(Ok(s)) => Ok(Some(s)),
-            Some(Err(other)) => {
-                Err(self.err(field.name(), format!("must be a string when present, not {}", describe(other))))
-            }
+            Some(Err(other)) => Err(self.not_str(field, Some(other), " when present")),
+        }
+    }
+
+    /// The error of a string field that is missing (`found` `None`) or not a string. Out of
+    /// line: the two readers above are inlined at every field of every event.
+    #[cold]
+    #[inline(never)]
+    fn not_str(&self, field: F, found: Option<&Json<'_>>, when: &str) -> PolicyError {
+        match found {
+            None => self.missing(field),
+            Some(other) => self.err(field.name(), format!("must be a string{when}, not {}", describe(other))),
         }
     }
 
@@ -255,5 +265,41 @@ fn describe(v: &Json<'_>) -> String {
         Json::Str(_) => "a string".into(),
         Json::Arr(_) => "an array".into(),
         Json::Obj(_) => "an object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::LoneKeys;
+
+    /// The error `event` gives for one line, as `path: reason`.
+    fn error(text: &str) -> String {
+        let mut lines = Lines::default();
+        lines.read(text, 7, LoneKeys::Merge).expect("valid JSON");
+        let (n, line) = lines.iter().next().expect("one line");
+        let e = event(line, n).expect_err("a bad event");
+        format!("{}: {}", e.path, e.reason)
+    }
+
+    #[test]
+    fn a_string_field_that_is_missing_or_not_a_string_is_named_with_its_line() {
+        let bot = |extra: &str| {
+            format!(
+                r#"{{"kind":"bot_message","channel":"discord","account":"a","conversation":"c","sender":"x","receiver":"y","ts_ms":1{extra}}}"#
+            )
+        };
+        assert_eq!(error(&bot(r#","sender":5"#)), "line 7: sender: must be a string, not the number 5");
+        assert_eq!(error(&bot(r#","room":null"#)), "line 7: room: must be a string when present, not null");
+        assert_eq!(
+            error(&bot(r#","event_id":["e"]"#)),
+            "line 7: event_id: must be a string when present, not an array"
+        );
+        assert_eq!(
+            error(r#"{"kind":"bot_message","channel":"discord","account":"a","sender":"x","receiver":"y","ts_ms":1}"#),
+            "line 7: conversation: missing required field"
+        );
+        assert_eq!(error(r#"{"kind":"compaction"}"#), "line 7: session: missing required field");
+        assert_eq!(error(r#"{"kind":"compaction","session":{}}"#), "line 7: session: must be a string, not an object");
     }
 }
