@@ -33,11 +33,14 @@ pub mod tag {
 /// into [`BUFFER`] bytes first; a text that fits (nearly every tool call and result) is hashed
 /// in one call at the end, a longer one is fed to the hasher a buffer at a time. Either way the
 /// digest is blake3 of the same bytes.
-pub struct Hasher {
+///
+/// `N` is the buffer's size: [`BUFFER`] for canonical texts, less for short keys, because a new
+/// hasher's buffer is zeroed (in the component a `memory.fill` call into the runtime for 1 KiB).
+pub struct Hasher<const N: usize = BUFFER> {
     /// blake3's incremental hasher, only for texts longer than the buffer. Boxed: it is ~1.9 KB,
     /// and a hasher is made for every digest.
     inner: Option<Box<blake3::Hasher>>,
-    buf: [u8; BUFFER],
+    buf: [u8; N],
     len: usize,
 }
 
@@ -87,11 +90,13 @@ impl Hasher {
         h.len = 1;
         h
     }
+}
 
+impl<const N: usize> Hasher<N> {
     /// A hasher without a domain tag, for digests that must be blake3 of exactly the text
     /// written (the bot keys, which snapshots hold).
     pub fn untagged() -> Self {
-        Hasher { inner: None, buf: [0; BUFFER], len: 0 }
+        Hasher { inner: None, buf: [0; N], len: 0 }
     }
 
     /// Appends raw bytes. The common case (the piece fits) is inlined so that the canonical
@@ -99,7 +104,7 @@ impl Hasher {
     /// out of line.
     #[inline(always)]
     pub fn bytes(&mut self, b: &[u8]) {
-        if self.len + b.len() > BUFFER {
+        if self.len + b.len() > N {
             return self.spill(b);
         }
         copy_short(&mut self.buf[self.len..self.len + b.len()], b);
@@ -113,7 +118,7 @@ impl Hasher {
         let inner = self.inner.get_or_insert_with(Box::default);
         inner.update(&self.buf[..self.len]);
         self.len = 0;
-        if b.len() > BUFFER {
+        if b.len() > N {
             inner.update(b);
             return;
         }
@@ -140,7 +145,7 @@ impl Hasher {
     }
 }
 
-impl Sink for Hasher {
+impl<const N: usize> Sink for Hasher<N> {
     #[inline]
     fn put(&mut self, s: &str) {
         self.bytes(s.as_bytes());
