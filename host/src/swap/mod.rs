@@ -15,6 +15,8 @@
 //!   spaced by its cost ([`Supervision::snapshot_spacing`]), or as soon as the logged calls pass
 //!   16 MiB; it is the active instance's export, so the calls wait for it, except for one that
 //!   falls due during a swap: that one is exported from the new instance before the switch.
+//!   Without [`Supervision::log_calls`] (a caller that swaps rarely and sends large batches)
+//!   calls are logged only while a swap copies, and the swap first takes a snapshot.
 //! - a *standby*: a fresh instance of the same policy with the last snapshot already imported,
 //!   prepared on a background thread after each new snapshot, recovery and swap
 //!   ([`Supervision::standby`]). At most one exists; it costs one more instance's memory and one
@@ -94,8 +96,8 @@ pub struct Supervision {
     /// instance up to date while calls go on (live migration). Without it calls are logged only
     /// while a swap copies the state, which then starts from a snapshot taken under the lock
     /// (one export more per swap). For a caller that swaps rarely if ever and sends large
-    /// batches (`replay`): the log's copy of every batch was 7 % of a 200,000-event bot
-    /// trace's replay (page faults of fresh copies, ~7,500 of them; docs/PERFORMANCE.md).
+    /// batches (`replay`): copying every batch into the log made a 200,000-event bot trace's
+    /// replay 10.8 % slower (the copies' ~7,500 page faults; docs/PERFORMANCE.md).
     pub log_calls: bool,
 }
 
@@ -278,11 +280,12 @@ impl SwappableGateway {
             Err(e) if e.breaks_instance() => self.recover(&mut active, e),
             Err(_) => {}
             Ok(_) => {
-                if self.supervision.log_calls || self.copying.load(Ordering::SeqCst) {
+                let copying = self.copying.load(Ordering::SeqCst);
+                if self.supervision.log_calls || copying {
                     active.journal.extend(log());
                 }
                 active.journal.count();
-                if active.journal.due(&self.supervision, self.copying.load(Ordering::SeqCst)) {
+                if active.journal.due(&self.supervision, copying) {
                     self.snapshot(&mut active);
                 }
             }
