@@ -24,8 +24,8 @@ def first_decision(cache: str) -> list[str]:
 
 
 def compiled(d: Path) -> dict[Path, int]:
-    """The compiled artifacts under `d` (wasmtime's usage `.stats` files left out) and their mtimes."""
-    return {p: p.stat().st_mtime_ns for p in d.rglob("*") if p.is_file() and p.suffix != ".stats"}
+    """The compiled policies under `d` and their mtimes."""
+    return {p: p.stat().st_mtime_ns for p in d.rglob("*.cwasm")}
 
 
 def test_the_compiled_policy_is_kept_in_the_cache_directory(tmp_path: Path) -> None:
