@@ -77,10 +77,8 @@ fn write(dir: &Path, file: &Path, compiled: &[u8]) -> std::io::Result<()> {
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, compiled)?;
     std::fs::rename(&tmp, file).inspect_err(|_| drop(std::fs::remove_file(&tmp)))?;
-    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = compiled_files(dir)?
+        .into_iter()
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .collect();
     kept.sort();
@@ -91,18 +89,18 @@ fn write(dir: &Path, file: &Path, compiled: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The compiled policies in `dir` (the `.cwasm` files; not the temporary ones being written).
+fn compiled_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let paths = std::fs::read_dir(dir)?.filter_map(|e| e.ok()).map(|e| e.path());
+    Ok(paths.filter(|p| p.extension().is_some_and(|x| x == "cwasm")).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The smallest component: the preamble alone.
     const EMPTY: &[u8] = b"\0asm\x0d\0\x01\0";
-
-    fn compiled_files(dir: &Path) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-        files.retain(|p| p.extension().is_some_and(|x| x == "cwasm"));
-        files
-    }
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("loopguard-cache-test-{name}-{}", std::process::id()));
@@ -115,7 +113,7 @@ mod tests {
     fn a_compiled_policy_is_written_once_and_mapped_after() {
         let (dir, engine, digest) = (scratch("once"), Engine::default(), blake3::hash(EMPTY));
         cached(&dir, &engine, EMPTY, &digest).unwrap();
-        let files = compiled_files(&dir);
+        let files = compiled_files(&dir).unwrap();
         assert_eq!(files.len(), 1, "{files:?}");
         assert!(files[0].to_string_lossy().contains(digest.to_hex().as_str()));
         let written = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
@@ -145,7 +143,7 @@ mod tests {
             f.set_modified(old + std::time::Duration::from_secs(i as u64)).unwrap();
         }
         cached(&dir, &engine, EMPTY, &digest).unwrap();
-        let files = compiled_files(&dir);
+        let files = compiled_files(&dir).unwrap();
         assert_eq!(files.len(), MAX_FILES);
         assert!(files.contains(&dir.join(file_name(&engine, &digest))), "the new one stays");
         let gone = (0..MAX_FILES + 3).filter(|i| !files.contains(&dir.join(format!("old-{i:02}.cwasm"))));
