@@ -15,15 +15,16 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use loopguard_host::{
-    BotMessage, BotVerdict, Budget, CompactionVerdict, Error, FailureMode, GroupReply, GroupStart, GroupStep,
-    GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway, ToolAction,
-    ToolCall, ToolOutcome,
+    BotMessage, BotVerdict, Budget, CompactionVerdict, Error, ErrorKind, FailureMode, GroupReply, GroupStart,
+    GroupStep, GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway,
+    ToolAction, ToolOutcome,
 };
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 
+mod call;
 mod json;
 
 /// The Python `loopguard.LoopGuardError` type, looked up once.
@@ -48,16 +49,14 @@ fn py_error(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
+/// `loopguard.LoopGuardError("input", path, reason)`: a value the caller passed is wrong.
+fn input_error(py: Python<'_>, path: &str, reason: String) -> PyErr {
+    py_error(py, Error::Policy { kind: ErrorKind::Input, path: path.to_string(), reason })
+}
+
 /// The message of an error that names its file, without the file (the error's `path` holds it).
 fn without_path(text: &str, path: &std::path::Path) -> String {
     text.replace(&format!(" {}", path.display()), "")
-}
-
-/// What the Python layer passes for a tool call: (session, tool, args_json, run, agent, call_id).
-type CallArgs = (String, String, String, Option<String>, Option<String>, Option<String>);
-
-fn tool_call((session, tool, args_json, run, agent, call_id): CallArgs) -> ToolCall {
-    ToolCall { session, tool, args_json, run, agent, call_id }
 }
 
 fn thread(t: (String, String, String, Option<String>, String)) -> GroupThread {
@@ -155,24 +154,40 @@ impl Guard {
         created.map(|inner| Guard { inner }).map_err(|e| py_error(py, e))
     }
 
-    /// (action, detector, count, message, notify).
-    fn check_tool_call(&self, py: Python<'_>, call: CallArgs) -> PyResult<VerdictTuple> {
-        let v = self.inner.check_tool_call(&tool_call(call)).map_err(|e| py_error(py, e))?;
+    /// `before_tool_call`: `None` for a plain allow (most calls), else (action, detector,
+    /// count, message, notify). `call` is a `ToolCall` or a mapping (see `call.rs`).
+    fn before_tool_call(&self, call: &Bound<'_, PyAny>) -> PyResult<Option<VerdictTuple>> {
+        let py = call.py();
+        let read = call::read(call)?;
+        let v = self.inner.check_tool_call(&read.get().call).map_err(|e| py_error(py, e))?;
         let action = match v.action {
+            ToolAction::Allow if v.detector.is_none() && v.message.is_none() && v.count == 0 && !v.notify => {
+                return Ok(None);
+            }
             ToolAction::Allow => "allow",
             ToolAction::Warn => "warn",
             ToolAction::Block => "block",
         };
-        Ok((action, v.detector, v.count, v.message, v.notify))
+        Ok(Some((action, v.detector, v.count, v.message, v.notify)))
     }
 
-    /// (action, detector, count, tool, message); `threw` says whether `text` is an error.
-    fn record_tool_outcome(&self, py: Python<'_>, call: CallArgs, threw: bool, text: String) -> PyResult<OutcomeTuple> {
+    /// `after_tool_outcome` with an outcome: `None` for `recorded`, else (action, detector,
+    /// count, tool, message). `value` is the error (`threw`) or the result, any JSON value; it
+    /// is read before the call, so a bad one is named first.
+    fn after_tool_outcome(
+        &self,
+        call: &Bound<'_, PyAny>,
+        threw: bool,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<OutcomeTuple>> {
+        let py = call.py();
+        let text = call::to_json(value, if threw { "outcome.error" } else { "outcome.result" })?;
+        let read = call::read(call)?;
         let outcome = if threw { ToolOutcome::Threw(text) } else { ToolOutcome::Returned(text) };
-        Ok(match self.inner.record_tool_outcome(&tool_call(call), &outcome).map_err(|e| py_error(py, e))? {
-            OutcomeVerdict::Recorded => ("recorded", None, 0, None, None),
-            OutcomeVerdict::Ignored => ("ignored", None, 0, None, None),
-            OutcomeVerdict::Abort(a) => ("abort", Some(a.detector), a.count, Some(a.tool), Some(a.message)),
+        Ok(match self.inner.record_tool_outcome(&read.get().call, &outcome).map_err(|e| py_error(py, e))? {
+            OutcomeVerdict::Recorded => None,
+            OutcomeVerdict::Ignored => Some(("ignored", None, 0, None, None)),
+            OutcomeVerdict::Abort(a) => Some(("abort", Some(a.detector), a.count, Some(a.tool), Some(a.message))),
         })
     }
 
@@ -354,6 +369,7 @@ fn dumps(value: &Bound<'_, PyAny>) -> Option<String> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Guard>()?;
+    m.add_class::<call::Call>()?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add_function(wrap_pyfunction!(dumps, m)?)?;

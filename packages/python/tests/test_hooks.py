@@ -1,6 +1,8 @@
 """The LoopGuard hooks on small cases (spec/tool-loop.md, spec/bot-loop.md), errors, snapshots and
 closing. The example traces are covered by test_replay.py."""
 
+import dataclasses
+
 import pytest
 
 from loopguard import (
@@ -67,6 +69,28 @@ def test_a_tool_call_is_read_once_at_its_first_hook(guard: LoopGuard) -> None:
     assert guard.after_tool_outcome(call, result=SAME) == OutcomeVerdict("recorded")
     with pytest.raises(LoopGuardError):
         guard.before_tool_call(ToolCall(session="s2", tool="web_search", args=args))
+
+
+def test_tool_call_is_a_frozen_dataclass_with_its_fields_in_order() -> None:
+    # ToolCall writes its own __init__ (speed); it must take what the dataclass's would.
+    names = ["session", "tool", "args", "run", "agent", "call_id", "args_json"]
+    assert [f.name for f in dataclasses.fields(ToolCall) if f.init] == names
+    values = ["s", "t", {"a": 1}, "r", "g", "c", '{"a":1}']
+    by_position, by_name = ToolCall(*values), ToolCall(**dict(zip(names, values)))
+    assert by_position == by_name and [getattr(by_position, n) for n in names] == values
+    assert ToolCall("s", "t") == ToolCall("s", "t", None, None, None, None, None)
+    assert dataclasses.replace(by_position, tool="u").tool == "u"
+    assert repr(ToolCall("s", "t")) == "ToolCall(session='s', tool='t', args=None, run=None, agent=None, call_id=None, args_json=None)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        by_position.tool = "u"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ToolCall("s")  # type: ignore[call-arg]
+
+
+def test_a_checked_call_compares_equal_to_an_unchecked_one(guard: LoopGuard) -> None:
+    call = ToolCall(session="s1", tool="web_search", args={"q": "nightly build red"})
+    guard.before_tool_call(call)
+    assert call == ToolCall(session="s1", tool="web_search", args={"q": "nightly build red"})
 
 
 def test_non_ascii_and_lone_surrogate_args_read_as_javascript_reads_them(guard: LoopGuard) -> None:
@@ -153,6 +177,28 @@ def test_unserializable_args_name_call_args(guard: LoopGuard) -> None:
 
 def test_wrong_type_names_the_field(guard: LoopGuard) -> None:
     _raises_at("call.session", lambda: guard.before_tool_call(ToolCall(1, "t")))  # type: ignore[arg-type]
+    _raises_at("call.tool", lambda: guard.before_tool_call({"session": "s"}))
+    _raises_at("call.run", lambda: guard.before_tool_call(ToolCall("s", "t", run=5)))  # type: ignore[arg-type]
+    _raises_at("call.agent", lambda: guard.before_tool_call({"session": "s", "tool": "t", "agent": b"a"}))
+    _raises_at("call.call_id", lambda: guard.before_tool_call(ToolCall("s", "t", call_id=1.5)))  # type: ignore[arg-type]
+    _raises_at("call.args_json", lambda: guard.before_tool_call(ToolCall("s", "t", args_json={})))  # type: ignore[arg-type]
+    e = _raises_at("call", lambda: guard.before_tool_call(["s", "t"]))  # type: ignore[arg-type]
+    assert e.reason == "must be a ToolCall or a mapping, not list"
+    assert _raises_at("call.session", lambda: guard.before_tool_call(ToolCall(None, "t"))).reason == (  # type: ignore[arg-type]
+        "must be a string, not NoneType"
+    )
+
+
+def test_a_lone_surrogate_outside_the_arguments_names_the_field(guard: LoopGuard) -> None:
+    # Arguments may hold one (they go as JSON text); the other fields reach the policy as UTF-8.
+    _raises_at("call.session", lambda: guard.before_tool_call(ToolCall("s\ud800", "t")))
+    _raises_at("call.tool", lambda: guard.after_tool_outcome({"session": "s", "tool": "\udc00"}, result=1))
+
+
+def test_a_bad_outcome_is_named_before_the_call(guard: LoopGuard) -> None:
+    _raises_at("outcome.result", lambda: guard.after_tool_outcome({"session": 1}, result=object()))
+    _raises_at("outcome.error", lambda: guard.after_tool_outcome(SEARCH, error={"x": {1, 2}}))
+    assert guard.stats().sessions == 0
 
 
 def test_negative_bot_timestamp_is_a_policy_error(guard: LoopGuard) -> None:

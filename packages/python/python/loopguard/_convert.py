@@ -11,45 +11,15 @@ from typing import Any, Mapping, Optional, Union
 
 from . import _native
 from ._errors import LoopGuardError
-from ._inputs import BotMessage, GroupThread, ToolCall
+from ._inputs import BotMessage, GroupThread
 from ._results import GroupDecision, OutcomeVerdict, ToolVerdict
 
 #: The answers of nearly every call, made once: a frozen dataclass costs about a microsecond to
-#: make, and these carry nothing but their action.
-_ALLOW, _ALLOW_TUPLE = ToolVerdict("allow"), ("allow", None, 0, None, False)
-_RECORDED, _RECORDED_TUPLE = OutcomeVerdict("recorded"), ("recorded", None, 0, None, None)
+#: make, and these carry nothing but their action. (A tool call itself is read by the native
+#: module: ``src/call.rs``.)
+_ALLOW = ToolVerdict("allow")
+_RECORDED = OutcomeVerdict("recorded")
 _IGNORED = OutcomeVerdict("ignored")
-
-
-def _tool_call(call: Union[ToolCall, Mapping[str, Any]]) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
-    if isinstance(call, ToolCall):
-        cached = call._native_call
-        if cached is None:
-            c = call
-            cached = _checked_call(c.session, c.tool, _args_text(c.args_json, c.args), c.run, c.agent, c.call_id)
-            object.__setattr__(c, "_native_call", cached)  # frozen: the cache is set once, here
-        return cached
-    if isinstance(call, Mapping):
-        text = _args_text(call.get("args_json"), call.get("args"))
-        return _checked_call(call.get("session"), call.get("tool"), text, call.get("run"), call.get("agent"), call.get("call_id"))
-    raise LoopGuardError("input", "call", f"must be a ToolCall or a mapping, not {type(call).__name__}")
-
-
-def _checked_call(
-    session: Any, tool: Any, text: str, run: Any, agent: Any, call_id: Any
-) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
-    return (
-        _require_str(session, "call.session"),
-        _require_str(tool, "call.tool"),
-        text,
-        _opt_str(run, "call.run"),
-        _opt_str(agent, "call.agent"),
-        _opt_str(call_id, "call.call_id"),
-    )
-
-
-def _args_text(args_json: Any, args: Any) -> str:
-    return _require_str(args_json, "call.args_json") if args_json is not None else _json(args, "call.args")
 
 
 def _bot_message(
@@ -117,8 +87,11 @@ def _json(value: Any, path: str) -> str:
     """The native writer first (a third of a decision's time with ``json`` alone); it leaves
     every value that is not plain JSON data of built-in types to ``json``."""
     text = _native.dumps(value)
-    if text is not None:
-        return text
+    return _encode(value, path) if text is None else text
+
+
+def _encode(value: Any, path: str) -> str:
+    """``value`` as JSON text with ``json`` (also the native module's fallback)."""
     try:
         return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as e:

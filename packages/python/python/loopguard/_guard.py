@@ -12,10 +12,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from . import _native
 from ._convert import (
     _ALLOW,
-    _ALLOW_TUPLE,
     _IGNORED,
     _RECORDED,
-    _RECORDED_TUPLE,
     _bot_message,
     _config_text,
     _error_value,
@@ -24,7 +22,6 @@ from ._convert import (
     _json,
     _opt_str,
     _require_str,
-    _tool_call,
 )
 from ._errors import LoopGuardError
 from ._inputs import BotMessage, GroupThread, ToolCall
@@ -63,8 +60,8 @@ class LoopGuard:
 
     def before_tool_call(self, call: Union[ToolCall, Mapping[str, Any]]) -> ToolVerdict:
         """Before a tool runs: allow, warn or block. Recorded unless blocked or disabled."""
-        v = self._live().check_tool_call(_tool_call(call))
-        return _ALLOW if v == _ALLOW_TUPLE else ToolVerdict(v[0], v[2], v[1], v[3], v[4])
+        v = self._live().before_tool_call(call)
+        return _ALLOW if v is None else ToolVerdict(v[0], v[2], v[1], v[3], v[4])
 
     def after_tool_outcome(
         self,
@@ -81,14 +78,13 @@ class LoopGuard:
         answered here: JSON cannot carry it to the policy.
         """
         if error is not _MISSING:
-            threw, text = True, _json(_error_value(error), "outcome.error")
+            v = self._live().after_tool_outcome(call, True, _error_value(error))
         elif result is _MISSING:
             self._live()
             return _IGNORED
         else:
-            threw, text = False, _json(result, "outcome.result")
-        v = self._live().record_tool_outcome(_tool_call(call), threw, text)
-        return _RECORDED if v == _RECORDED_TUPLE else OutcomeVerdict(*v)
+            v = self._live().after_tool_outcome(call, False, result)
+        return _RECORDED if v is None else OutcomeVerdict(*v)
 
     def after_compaction_retry(
         self, session: str, run: Optional[str] = None, agent: Optional[str] = None
