@@ -1,12 +1,13 @@
-//! Reading an object member by member, the caller choosing how to read each value (see
-//! [`read_object`]).
+//! Reading an object member by member: the members of every object the reader builds
+//! ([`Parser::members`]), and those of a trace line, whose caller chooses how to read each value
+//! ([`read_object`]).
 
 use super::parser::{parse_with, LoneKeys, Parser};
 use super::{Json, JsonError, Text};
 
 /// Reads a JSON text that should be an object without building the object: `member` gets each
-/// key (as [`Text`]) and the member's value, unread, in document order, duplicates included (the
-/// caller applies "the later wins"). A value `member` does not read is read and dropped. Returns
+/// key (its text, and whether it held lone surrogates) and the member's value, unread, in
+/// document order, duplicates included (the caller applies "the later wins"). A value `member` does not read is read and dropped. Returns
 /// `Ok(false)`, having called `member` for nothing, when the text is JSON but not an object.
 ///
 /// Why beside [`parse_with`]: a replayed trace line's members are looked up, never serialized,
@@ -17,16 +18,16 @@ use super::{Json, JsonError, Text};
 pub fn read_object<'a>(
     text: &'a str,
     keys: LoneKeys,
-    mut member: impl FnMut(Text<'a>, Member<'_, 'a>) -> Result<(), JsonError>,
+    mut member: impl FnMut(&str, bool, Member<'_, 'a>) -> Result<(), JsonError>,
 ) -> Result<bool, JsonError> {
     let mut p = Parser { s: text.as_bytes(), src: text, i: 0, keys };
     p.ws();
     if p.peek() != Some(b'{') {
         return parse_with(text, keys).map(|_| false);
     }
-    p.members(1, |p, key| {
+    p.members_by_name(1, |p, key, lone| {
         let start = p.i;
-        member(key, Member { p: &mut *p, depth: 1 })?;
+        member(key, lone, Member { p: &mut *p, depth: 1 })?;
         if p.i == start {
             // Not read by the caller: still JSON that must be valid. (A value is never empty.)
             p.value(1)?;
@@ -68,6 +69,23 @@ impl<'a> Member<'_, 'a> {
         Ok((value, &self.p.src[start..self.p.i]))
     }
 
+    /// [`Member::text_or_json`], pushed onto `values`. Why: returned, the value goes through a
+    /// return slot in memory that the caller then copies with wider loads than the stores that
+    /// wrote it, which the processor cannot forward (a stall per member; `perf annotate` of a
+    /// bot replay).
+    pub fn push_text_or_json(self, values: &mut Vec<TextOrJson<'a>>) -> Result<(), JsonError> {
+        if self.p.peek() == Some(b'"') {
+            let open = self.p.i;
+            if let Some(text) = self.p.plain() {
+                values.push(TextOrJson::Text(text));
+                return Ok(());
+            }
+            self.p.i = open;
+        }
+        values.push(self.text_or_json()?);
+        Ok(())
+    }
+
     /// A string without escapes as its borrowed text, anything else as a JSON tree.
     pub fn text_or_json(self) -> Result<TextOrJson<'a>, JsonError> {
         if self.p.peek() == Some(b'"') {
@@ -77,5 +95,116 @@ impl<'a> Member<'_, 'a> {
             });
         }
         self.p.value(self.depth).map(TextOrJson::Json)
+    }
+}
+
+impl<'a> Parser<'a> {
+    /// Reads an object's members in document order, duplicates included: `member` gets each key
+    /// with the reader at its value, and reads the value.
+    pub(super) fn members(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, Text<'a>) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
+        if !self.open_members(depth)? {
+            return Ok(());
+        }
+        loop {
+            self.key_start()?;
+            let key = self.text()?;
+            self.colon()?;
+            member(self, key)?;
+            if !self.next_member()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// [`Parser::members`] for a caller that only looks keys up: `member` gets each key's text
+    /// (lone surrogates removed) and whether it held any. A key without escapes goes as the
+    /// `&str` [`Parser::plain`] read, never as a [`Text`] (see there why).
+    pub(super) fn members_by_name(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, &str, bool) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
+        if !self.open_members(depth)? {
+            return Ok(());
+        }
+        loop {
+            self.key_start()?;
+            let open = self.i;
+            let decoded: Text<'a>;
+            let (key, lone) = match self.plain() {
+                Some(key) => (key, false),
+                None => {
+                    self.i = open;
+                    decoded = self.decoded_key()?;
+                    (decoded.as_str(), decoded.has_lone())
+                }
+            };
+            self.colon()?;
+            // One call: with a second one (for the decoded key) `member` was not inlined, and
+            // its arguments went through the stack.
+            member(self, key, lone)?;
+            if !self.next_member()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// [`Parser::members_by_name`]'s key with escapes (the reader at it), out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn decoded_key(&mut self) -> Result<Text<'a>, JsonError> {
+        self.text()
+    }
+
+    /// Enters an object (the reader at its `{`): `false` when it is empty (and read).
+    fn open_members(&mut self, depth: usize) -> Result<bool, JsonError> {
+        self.enter(depth)?;
+        self.i += 1;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Whitespace, then a key's opening quote.
+    fn key_start(&mut self) -> Result<(), JsonError> {
+        self.ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.err("expected a string key in an object"));
+        }
+        Ok(())
+    }
+
+    /// After a key: whitespace, its colon, whitespace.
+    fn colon(&mut self) -> Result<(), JsonError> {
+        self.ws();
+        if self.peek() != Some(b':') {
+            return Err(self.err("expected ':' after an object key"));
+        }
+        self.i += 1;
+        self.ws();
+        Ok(())
+    }
+
+    /// After a member's value: `true` when another member follows, `false` at the object's end.
+    fn next_member(&mut self) -> Result<bool, JsonError> {
+        self.ws();
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                Ok(true)
+            }
+            Some(b'}') => {
+                self.i += 1;
+                Ok(false)
+            }
+            _ => Err(self.err("expected ',' or '}' in an object")),
+        }
     }
 }

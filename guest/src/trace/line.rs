@@ -196,16 +196,23 @@ impl<'a> Lines<'a> {
         // and `Json::get` has a rule for choosing among them: such a line (never written by a
         // gateway) is read as an object and looked up by that rule.
         let mut lone_key = false;
-        let object = json::read_object(text, keys, |key, value| {
-            lone_key |= key.has_lone();
-            match Field::from_name(key.as_str()) {
-                Some(field) if field.is_text() => line.set(values, field, value.text_or_json()?),
+        let object = json::read_object(text, keys, |key, lone, value| {
+            lone_key |= lone;
+            match Field::from_name(key) {
+                Some(field) if field.is_text() => {
+                    value.push_text_or_json(values)?;
+                    line.pushed(values, field);
+                }
                 Some(Field::Args) => {
                     let (args, text) = value.json_and_text()?;
-                    line.set(values, Field::Args, TextOrJson::Json(args));
+                    values.push(TextOrJson::Json(args));
+                    line.pushed(values, Field::Args);
                     line.args_text = Some(text);
                 }
-                Some(field) => line.set(values, field, TextOrJson::Json(value.json()?)),
+                Some(field) => {
+                    values.push(TextOrJson::Json(value.json()?));
+                    line.pushed(values, field);
+                }
                 None => {}
             }
             Ok(())
@@ -221,7 +228,8 @@ impl<'a> Lines<'a> {
             line.args_text = None;
             for field in Field::ALL {
                 if let Some(value) = object.get(field.name()) {
-                    line.set(values, field, TextOrJson::Json(value.clone()));
+                    values.push(TextOrJson::Json(value.clone()));
+                    line.pushed(values, field);
                 }
             }
         }
@@ -236,14 +244,18 @@ impl<'a> Lines<'a> {
 }
 
 impl Slots<'_> {
-    fn set<'a>(&mut self, values: &mut Vec<TextOrJson<'a>>, field: Field, value: TextOrJson<'a>) {
+    /// The value just pushed onto `values` is `field`'s: the later of duplicates wins (it takes
+    /// the earlier one's place, so a line holds at most one value per field: at most 22, which
+    /// fits the byte in [`Slots::at`]). Why values are pushed, then placed: built in place, a
+    /// value is not copied (see `json::Member::push_text_or_json`).
+    fn pushed(&mut self, values: &mut Vec<TextOrJson<'_>>, field: Field) {
         match self.at[field as usize] {
-            0 => {
-                values.push(value);
-                // At most one value per field, so at most 22: fits a byte.
-                self.at[field as usize] = (values.len() - self.start) as u8;
+            0 => self.at[field as usize] = (values.len() - self.start) as u8,
+            at => {
+                if let Some(value) = values.pop() {
+                    values[self.start + usize::from(at) - 1] = value;
+                }
             }
-            at => values[self.start + usize::from(at) - 1] = value,
         }
     }
 }
@@ -282,118 +294,4 @@ impl<'l, 'a> Line<'l, 'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A field's value as a tree, whichever way the line kept it.
-    fn get<'a>(line: Line<'_, 'a>, field: Field) -> Option<Json<'a>> {
-        Some(match line.slot(field)? {
-            TextOrJson::Text(s) => Json::Str((*s).into()),
-            TextOrJson::Json(v) => v.clone(),
-        })
-    }
-
-    /// A batch of one line.
-    fn read(text: &str, n: u32, keys: LoneKeys) -> Result<Lines<'_>, PolicyError> {
-        let mut lines = Lines::default();
-        lines.read(text, n, keys)?;
-        Ok(lines)
-    }
-
-    /// What the line's fields were before this reader: the line parsed into an object and each
-    /// field looked up by `Json::get`.
-    fn by_object<'a>(text: &'a str, keys: LoneKeys) -> Vec<(Field, Json<'a>)> {
-        let object = json::parse_with(text, keys).expect("valid JSON");
-        Field::ALL.into_iter().filter_map(|f| object.get(f.name()).map(|v| (f, v.clone()))).collect()
-    }
-
-    #[test]
-    fn args_text_is_the_text_the_args_value_was_read_from() {
-        let cases = [
-            (r#"{"kind":"tool_call","args": { "b" : 1 } ,"tool":"t"}"#, Some(r#"{ "b" : 1 }"#)),
-            (r#"{"args":[1],"args":"later","kind":"tool_call"}"#, Some(r#""later""#)),
-            (r#"{"kind":"compaction","session":"s"}"#, None),
-        ];
-        for (text, want) in cases {
-            let lines = read(text, 1, LoneKeys::Merge).expect("reads");
-            let (_, line) = lines.iter().next().expect("one line");
-            assert_eq!(line.args_text(), want, "{text}");
-            if let Some(args) = want {
-                assert_eq!(line.value(Field::Args), Some(&json::parse(args).expect("JSON")), "{text}");
-            }
-        }
-        // A line read as a whole object (lone surrogates in keys, distinct): no text to key by.
-        let text = r#"{"kind\ud800":"x","args":{"a":1}}"#;
-        let lines = read(text, 1, LoneKeys::Distinct).expect("reads");
-        assert_eq!(lines.iter().next().expect("one line").1.args_text(), None);
-    }
-
-    #[test]
-    fn fields_are_what_an_object_lookup_gives() {
-        let lines = [
-            r#"{"kind":"tool_call","session":"s","tool":"exec","args":{"b":1,"a":[1,2]}}"#,
-            r#"{"kind":"bot_message","kind":"tool_call","session":"a","session":"b"}"#,
-            r#"{"other":{"deep":[1,{"x":null}]},"ts_ms":5,"ts_ms":7.5,"text":"\u00e9\n"}"#,
-            r#"{"kind\ud800":"lone","kind":"plain"}"#,
-            r#"{"kind":"plain","kind\ud800":"lone"}"#,
-            r#"{"kind\udc00":"one","kind\ud800":"two"}"#,
-            r#"{"kind\ud800":"only"}"#,
-            r#"{}"#,
-        ];
-        for text in lines {
-            for keys in [LoneKeys::Merge, LoneKeys::Distinct] {
-                let lines = read(text, 1, keys).expect("reads");
-                let (_, line) = lines.iter().next().expect("one line");
-                for (field, value) in by_object(text, keys) {
-                    assert_eq!(get(line, field), Some(value), "{text} {keys:?} {field:?}");
-                }
-                let count = Field::ALL.into_iter().filter(|f| line.slot(*f).is_some()).count();
-                assert_eq!(count, by_object(text, keys).len(), "{text} {keys:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn all_lists_every_field_at_its_own_index() {
-        // `Line::at` is indexed by `field as usize` and sized by `Field::ALL`.
-        for (i, field) in Field::ALL.into_iter().enumerate() {
-            assert_eq!(field as usize, i, "{field:?}");
-        }
-    }
-
-    #[test]
-    fn every_name_and_only_those_is_a_field() {
-        for field in Field::ALL {
-            assert_eq!(Field::from_name(field.name()), Some(field));
-            // Same length and ends, another middle: not the field.
-            let name = field.name();
-            let near = format!("{}{}{}", &name[..1], "?".repeat(name.len() - 2), &name[name.len() - 1..]);
-            assert_eq!(Field::from_name(&near), None, "{near}");
-        }
-        for other in ["", "k", "KIND", "kine", "tooth", "rooms", "result "] {
-            assert_eq!(Field::from_name(other), None, "{other}");
-        }
-    }
-
-    #[test]
-    fn the_later_of_duplicate_fields_wins() {
-        let lines = read(r#"{"kind":"bot_message","kind":"tool_call"}"#, 1, LoneKeys::Merge).expect("reads");
-        let (_, line) = lines.iter().next().expect("one line");
-        assert_eq!(line.text(Field::Kind), Some(Ok("tool_call")));
-    }
-
-    #[test]
-    fn a_line_that_is_not_an_object_or_not_json_names_the_line() {
-        let reason = |text: &str| {
-            let e = read(text, 7, LoneKeys::Merge).expect_err("refused");
-            assert_eq!(e.path, "line 7");
-            e.reason
-        };
-        assert_eq!(reason("[1,2]"), "an event must be a JSON object");
-        assert_eq!(reason("\"kind\""), "an event must be a JSON object");
-        assert!(reason(r#"{"kind":"tool_call""#).starts_with("not valid JSON: "));
-        // Members of other names are still read, so a broken one is an error too.
-        assert!(reason(r#"{"kind":"tool_call","other":[1,}"#).starts_with("not valid JSON: "));
-        assert!(reason(r#"{"kind":"tool_call"} x"#).starts_with("not valid JSON: unexpected text after"));
-    }
-}
+mod tests;
