@@ -99,29 +99,9 @@ impl<'a> Member<'_, 'a> {
 }
 
 impl<'a> Parser<'a> {
-    /// Reads an object's members in document order, duplicates included: `member` gets each key
-    /// with the reader at its value, and reads the value.
-    pub(super) fn members(
-        &mut self,
-        depth: usize,
-        mut member: impl FnMut(&mut Self, Text<'a>) -> Result<(), JsonError>,
-    ) -> Result<(), JsonError> {
-        if !self.open_members(depth)? {
-            return Ok(());
-        }
-        loop {
-            self.key_start()?;
-            let key = self.text()?;
-            self.colon()?;
-            member(self, key)?;
-            if !self.next_member()? {
-                return Ok(());
-            }
-        }
-    }
-
-    /// [`Parser::members`] for a caller that only looks keys up: `member` gets each key's text
-    /// (lone surrogates removed) and whether it held any. A key without escapes goes as the
+    /// Reads an object's members in document order, duplicates included, for a caller that only
+    /// looks keys up: `member` gets each key's text (lone surrogates removed) and whether it held
+    /// any, with the reader at the value, and reads the value. A key without escapes goes as the
     /// `&str` [`Parser::plain`] read, never as a [`Text`] (see there why).
     pub(super) fn members_by_name(
         &mut self,
@@ -161,7 +141,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Enters an object (the reader at its `{`): `false` when it is empty (and read).
-    fn open_members(&mut self, depth: usize) -> Result<bool, JsonError> {
+    pub(super) fn open_members(&mut self, depth: usize) -> Result<bool, JsonError> {
         self.enter(depth)?;
         self.i += 1;
         self.ws();
@@ -173,7 +153,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Whitespace, then a key's opening quote.
-    fn key_start(&mut self) -> Result<(), JsonError> {
+    pub(super) fn key_start(&mut self) -> Result<(), JsonError> {
         self.ws();
         if self.peek() != Some(b'"') {
             return Err(self.err("expected a string key in an object"));
@@ -182,7 +162,7 @@ impl<'a> Parser<'a> {
     }
 
     /// After a key: whitespace, its colon, whitespace.
-    fn colon(&mut self) -> Result<(), JsonError> {
+    pub(super) fn colon(&mut self) -> Result<(), JsonError> {
         self.ws();
         if self.peek() != Some(b':') {
             return Err(self.err("expected ':' after an object key"));
@@ -193,7 +173,7 @@ impl<'a> Parser<'a> {
     }
 
     /// After a member's value: `true` when another member follows, `false` at the object's end.
-    fn next_member(&mut self) -> Result<bool, JsonError> {
+    pub(super) fn next_member(&mut self) -> Result<bool, JsonError> {
         self.ws();
         match self.peek() {
             Some(b',') => {

@@ -130,10 +130,23 @@ impl<'a> Parser<'a> {
         // otherwise grows its vector once, a reallocation and a copy of ~76-byte members. A
         // decision 59.0 k -> 58.4 k instructions through wasmtime (callgrind, `decision_profile`).
         let mut members = Vec::with_capacity(8);
-        self.members(depth, |p, key| {
-            members.push((key.into_str(), p.value(depth)?));
-            Ok(())
-        })?;
+        if self.open_members(depth)? {
+            loop {
+                self.key_start()?;
+                let open = self.i;
+                // The key as a `Str` at once, not a `Text` first (see `Parser::plain`): a
+                // decision ~2 % faster (`decision_profile`, paired runs).
+                let key = match self.plain() {
+                    Some(key) => Str::read(Cow::Borrowed(key), Vec::new(), Some(&self.src[open..self.i])),
+                    None => self.decode(open, open + 1)?.into_str(),
+                };
+                self.colon()?;
+                members.push((key, self.value(depth)?));
+                if !self.next_member()? {
+                    break;
+                }
+            }
+        }
         match self.keys {
             LoneKeys::Merge => sort_members(&mut members),
             LoneKeys::Distinct => sort_distinct(&mut members),
