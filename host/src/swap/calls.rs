@@ -15,7 +15,7 @@ impl SwappableGateway {
     /// Checks a tool call. If the policy breaks, the verdict is the failure mode's: `allow` or
     /// `block`, with the failure in `message` (also for `allow`, so that it gets logged).
     pub fn check_tool_call(&self, call: &ToolCall) -> Result<ToolVerdict> {
-        match self.with(|g| g.check_tool_call(call), || Some(Call::CheckTool(call.clone()))) {
+        match self.with(|g| g.check_tool_call(call), |j| j.extend_tool(call, None)) {
             Err(e) if e.breaks_instance() => Ok(ToolVerdict {
                 action: match self.supervision.failure_mode {
                     FailureMode::Open => ToolAction::Allow,
@@ -33,7 +33,7 @@ impl SwappableGateway {
     /// Checks a bot message. If the policy breaks: fail-open dispatches it, fail-closed
     /// suppresses this message only (cooldown until its own timestamp + 1 ms).
     pub fn check_bot_message(&self, message: &BotMessage) -> Result<BotVerdict> {
-        match self.with(|g| g.check_bot_message(message), || Some(Call::Bot(message.clone()))) {
+        match self.with(|g| g.check_bot_message(message), |j| j.extend(Call::Bot(message.clone()))) {
             Err(e) if e.breaks_instance() => Ok(match self.supervision.failure_mode {
                 FailureMode::Open => BotVerdict::Allow,
                 FailureMode::Closed => BotVerdict::Suppress(Suppression {
@@ -47,7 +47,7 @@ impl SwappableGateway {
 
     /// Records how a tool call ended.
     pub fn record_tool_outcome(&self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
-        self.with(|g| g.record_tool_outcome(call, outcome), || Some(Call::Outcome(call.clone(), outcome.clone())))
+        self.with(|g| g.record_tool_outcome(call, outcome), |j| j.extend_tool(call, Some(outcome)))
     }
 
     /// Arms the post-compaction guard.
@@ -59,8 +59,8 @@ impl SwappableGateway {
     ) -> Result<CompactionVerdict> {
         self.with(
             |g| g.compaction_retried(session, run, agent),
-            || {
-                Some(Call::Compaction {
+            |j| {
+                j.extend(Call::Compaction {
                     session: session.into(),
                     run: run.map(Into::into),
                     agent: agent.map(Into::into),
@@ -71,12 +71,15 @@ impl SwappableGateway {
 
     /// Forgets a session.
     pub fn end_session(&self, session: &str) -> Result<()> {
-        self.with(|g| g.end_session(session), || Some(Call::EndSession(session.into())))
+        self.with(|g| g.end_session(session), |j| j.extend(Call::EndSession(session.into())))
     }
 
     /// Applies trace events (JSON Lines); see [`crate::Gateway::apply_events`].
     pub fn apply_events(&self, events: &str, first_line: u32) -> Result<String> {
-        self.with(|g| g.apply_events(events, first_line), || Some(Call::Events { events: events.into(), first_line }))
+        self.with(
+            |g| g.apply_events(events, first_line),
+            |j| j.extend(Call::Events { events: events.into(), first_line }),
+        )
     }
 
     /// Exports the whole state.
@@ -111,7 +114,7 @@ impl SwappableGateway {
     pub fn start_group_thread(&self, thread: &GroupThread, peer: &str, text: &str) -> Result<GroupStart> {
         self.with(
             |g| g.start_group_thread(thread, peer, text),
-            || Some(Call::GroupStart { thread: thread.clone(), peer: peer.into(), text: text.into() }),
+            |j| j.extend(Call::GroupStart { thread: thread.clone(), peer: peer.into(), text: text.into() }),
         )
     }
 
@@ -119,12 +122,12 @@ impl SwappableGateway {
     pub fn finish_group_round(&self, thread: &GroupThread, replies: &[GroupReply]) -> Result<GroupStep> {
         self.with(
             |g| g.finish_group_round(thread, replies),
-            || Some(Call::GroupFinish { thread: thread.clone(), replies: replies.to_vec() }),
+            |j| j.extend(Call::GroupFinish { thread: thread.clone(), replies: replies.to_vec() }),
         )
     }
 
     /// See [`crate::Gateway::cancel_group_thread`].
     pub fn cancel_group_thread(&self, thread: &GroupThread) -> Result<GroupStep> {
-        self.with(|g| g.cancel_group_thread(thread), || Some(Call::GroupCancel(thread.clone())))
+        self.with(|g| g.cancel_group_thread(thread), |j| j.extend(Call::GroupCancel(thread.clone())))
     }
 }

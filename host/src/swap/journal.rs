@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::gateway::Gateway;
 use crate::{BotMessage, GroupReply, GroupThread, ToolCall, ToolOutcome};
 
+use super::log::Log;
 use super::Supervision;
 
 /// Logged calls beyond this many bytes (inputs copied) force a snapshot, whatever the spacing.
@@ -64,7 +65,7 @@ impl Call {
     }
 
     /// What the call's copy costs in memory, roughly: its text plus a fixed overhead.
-    fn bytes(&self) -> usize {
+    pub(super) fn bytes(&self) -> usize {
         let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
         let call = |c: &ToolCall| {
             c.session.len() + c.tool.len() + c.args_json.len() + opt(&c.run) + opt(&c.agent) + opt(&c.call_id)
@@ -106,7 +107,7 @@ pub(super) struct Journal {
     /// reader saw them (a new base, a recovery, an import): a copy made from an older lineage is
     /// no longer a copy.
     pub lineage: u64,
-    calls: Vec<Arc<Call>>,
+    log: Log,
     bytes: usize,
     /// Successful calls (logged or not) since the last snapshot.
     since_snapshot: u32,
@@ -121,20 +122,24 @@ impl Journal {
             base: Arc::new(base),
             base_gen: 0,
             lineage: 0,
-            calls: Vec::new(),
+            log: Log::default(),
             bytes: 0,
             since_snapshot: 0,
             last: None,
         }
     }
 
-    /// Logs a call that the active instance completed (`None`: a call that changes nothing).
-    /// Failed calls are not logged: the guest checks its input before it changes anything.
-    pub fn extend(&mut self, call: Option<Call>) {
-        if let Some(call) = call {
-            self.bytes += call.bytes();
-            self.calls.push(Arc::new(call));
-        }
+    /// Logs a call that the active instance completed. Failed calls are not logged: the guest
+    /// checks its input before it changes anything.
+    pub fn extend(&mut self, call: Call) {
+        self.bytes += call.bytes();
+        self.log.push(call);
+    }
+
+    /// Logs a tool call's check (`outcome` `None`) or outcome that the active instance completed
+    /// (packed: see `log.rs`).
+    pub fn extend_tool(&mut self, call: &ToolCall, outcome: Option<&ToolOutcome>) {
+        self.bytes += self.log.push_tool(call, outcome) + 128;
     }
 
     /// Counts a successful call.
@@ -142,20 +147,19 @@ impl Journal {
         self.since_snapshot = self.since_snapshot.saturating_add(1);
     }
 
-    /// The logged calls from the `from`-th on (shared, so copying them is cheap).
+    /// The logged calls from the `from`-th on.
     pub fn calls_from(&self, from: usize) -> Vec<Arc<Call>> {
-        self.calls.get(from..).unwrap_or_default().to_vec()
+        self.log.calls(from, usize::MAX)
     }
 
     /// The logged calls from the `from`-th, at most `n`.
     pub fn calls_between(&self, from: usize, n: usize) -> Vec<Arc<Call>> {
-        let from = from.min(self.calls.len());
-        self.calls[from..].iter().take(n).cloned().collect()
+        self.log.calls(from, n)
     }
 
     /// Calls logged since the base.
     pub fn len(&self) -> usize {
-        self.calls.len()
+        self.log.len()
     }
 
     /// Whether a snapshot is due: the log is over [`MAX_LOG_BYTES`], or `snapshot_every` calls
@@ -191,17 +195,19 @@ impl Journal {
     /// A new base taken after the first `at` logged calls (exported in `took`, not by the active
     /// instance): those calls go, the later ones stay.
     pub fn rebase_at(&mut self, at: usize, snapshot: Vec<u8>, took: Duration) {
-        let kept = self.calls.split_off(at.min(self.calls.len()));
+        let kept = self.log.calls(at, usize::MAX);
         self.rebase(snapshot, Some(took));
         self.since_snapshot = u32::try_from(kept.len()).unwrap_or(u32::MAX);
         self.bytes = kept.iter().map(|c| c.bytes()).sum();
-        self.calls = kept;
+        for call in kept {
+            self.log.push(Arc::unwrap_or_clone(call));
+        }
     }
 
     /// The state went back to `base` (a recovery): the calls since are gone.
     pub fn reset(&mut self) {
         self.lineage += 1;
-        self.calls = Vec::new();
+        self.log.clear();
         self.bytes = 0;
         self.since_snapshot = 0;
     }
@@ -211,8 +217,8 @@ impl Journal {
 mod tests {
     use super::*;
 
-    fn end(session: &str) -> Option<Call> {
-        Some(Call::EndSession(session.into()))
+    fn end(session: &str) -> Call {
+        Call::EndSession(session.into())
     }
 
     fn journal_with(calls: usize) -> Journal {
@@ -249,7 +255,7 @@ mod tests {
     fn a_large_log_forces_a_snapshot_whatever_the_spacing() {
         let s = Supervision { snapshot_every: u32::MAX, ..Supervision::default() };
         let mut j = journal_with(0);
-        j.extend(Some(Call::Events { events: "x".repeat(MAX_LOG_BYTES), first_line: 1 }));
+        j.extend(Call::Events { events: "x".repeat(MAX_LOG_BYTES), first_line: 1 });
         assert!(j.due(&s, false));
     }
 

@@ -51,6 +51,7 @@
 mod calls;
 mod events;
 mod journal;
+mod log;
 mod migrate;
 mod standby;
 
@@ -61,7 +62,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::gateway::Gateway;
 use crate::policy::Policy;
-use journal::{Call, Journal};
+use journal::Journal;
 use standby::{Job, Key, Standby};
 
 /// What a decision is when the policy failed to give one.
@@ -271,9 +272,10 @@ impl SwappableGateway {
         });
     }
 
-    /// Runs `f` on the active gateway and, if it succeeds, logs the call (`log`) and may take a
-    /// snapshot. A failure that breaks the instance triggers a recovery and is returned.
-    fn with<T>(&self, f: impl FnOnce(&mut Gateway) -> Result<T>, log: impl FnOnce() -> Option<Call>) -> Result<T> {
+    /// Runs `f` on the active gateway and, if it succeeds, logs the call (`log` writes it into
+    /// the journal) and may take a snapshot. A failure that breaks the instance triggers a
+    /// recovery and is returned.
+    fn with<T>(&self, f: impl FnOnce(&mut Gateway) -> Result<T>, log: impl FnOnce(&mut Journal)) -> Result<T> {
         let mut active = self.lock();
         let result = f(&mut active.gateway);
         match &result {
@@ -282,7 +284,7 @@ impl SwappableGateway {
             Ok(_) => {
                 let copying = self.copying.load(Ordering::SeqCst);
                 if self.supervision.log_calls || copying {
-                    active.journal.extend(log());
+                    log(&mut active.journal);
                 }
                 active.journal.count();
                 if active.journal.due(&self.supervision, copying) {
@@ -295,7 +297,7 @@ impl SwappableGateway {
 
     /// [`SwappableGateway::with`] for a call that changes nothing (not logged).
     fn read<T>(&self, f: impl FnOnce(&mut Gateway) -> Result<T>) -> Result<T> {
-        self.with(f, || None)
+        self.with(f, |_| {})
     }
 
     fn snapshot(&self, active: &mut Active) {
