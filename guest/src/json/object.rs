@@ -1,14 +1,14 @@
-//! Reading an object member by member: the members of every object the reader builds
-//! ([`Parser::members`]), and those of a trace line, whose caller chooses how to read each value
-//! ([`read_object`]).
+//! Reading an object member by member, the caller choosing how to read each value (see
+//! [`read_object`]), and the pieces of an object's grammar the reader's own objects share.
 
 use super::parser::{parse_with, LoneKeys, Parser};
 use super::{Json, JsonError, Text};
 
 /// Reads a JSON text that should be an object without building the object: `member` gets each
 /// key (its text, and whether it held lone surrogates) and the member's value, unread, in
-/// document order, duplicates included (the caller applies "the later wins"). A value `member` does not read is read and dropped. Returns
-/// `Ok(false)`, having called `member` for nothing, when the text is JSON but not an object.
+/// document order, duplicates included (the caller applies "the later wins"). A value `member`
+/// does not read is read and dropped. Returns `Ok(false)`, having called `member` for nothing,
+/// when the text is JSON but not an object.
 ///
 /// Why beside [`parse_with`]: a replayed trace line's members are looked up, never serialized,
 /// so sorting them and collecting them into an object is work nobody reads, and its string
@@ -80,6 +80,7 @@ impl<'a> Member<'_, 'a> {
                 values.push(TextOrJson::Text(text));
                 return Ok(());
             }
+            // A string with escapes (rare in a trace line's fields) is read again from its start.
             self.p.i = open;
         }
         values.push(self.text_or_json()?);
