@@ -1,7 +1,9 @@
 """The LoopGuard hooks on small cases (spec/tool-loop.md, spec/bot-loop.md), errors, snapshots and
 closing. The example traces are covered by test_replay.py."""
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 
@@ -87,10 +89,13 @@ def test_tool_call_is_a_frozen_dataclass_with_its_fields_in_order() -> None:
         ToolCall("s")  # type: ignore[call-arg]
 
 
-def test_a_checked_call_compares_equal_to_an_unchecked_one(guard: LoopGuard) -> None:
+def test_a_checked_call_compares_equal_to_an_unchecked_one_and_pickles(guard: LoopGuard) -> None:
     call = ToolCall(session="s1", tool="web_search", args={"q": "nightly build red"})
     guard.before_tool_call(call)
     assert call == ToolCall(session="s1", tool="web_search", args={"q": "nightly build red"})
+    again = pickle.loads(pickle.dumps(call))
+    assert again == call and copy.copy(call) == call
+    assert guard.before_tool_call(again).count == 0 and guard.before_tool_call(call).action == "allow"
 
 
 def test_non_ascii_and_lone_surrogate_args_read_as_javascript_reads_them(guard: LoopGuard) -> None:

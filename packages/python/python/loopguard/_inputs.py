@@ -53,6 +53,13 @@ class ToolCall:
         fields["call_id"] = call_id
         fields["args_json"] = args_json
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled and copied without the native module's read of it (which neither pickles nor
+        # needs to travel: it is made again at the first hook).
+        state = dict(self.__dict__)
+        state.pop("_native_call", None)
+        return state
+
 
 @dataclass(frozen=True)
 class BotMessage:
