@@ -47,7 +47,7 @@ pub struct Member<'p, 'a> {
     depth: usize,
 }
 
-/// A value read by [`Member::text_or_json`].
+/// A value read by [`Member::push_text_or_json`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum TextOrJson<'a> {
     /// A string literal without escapes, borrowed.
@@ -69,33 +69,23 @@ impl<'a> Member<'_, 'a> {
         Ok((value, &self.p.src[start..self.p.i]))
     }
 
-    /// [`Member::text_or_json`], pushed onto `values`. Why: returned, the value goes through a
-    /// return slot in memory that the caller then copies with wider loads than the stores that
-    /// wrote it, which the processor cannot forward (a stall per member; `perf annotate` of a
-    /// bot replay).
+    /// The value pushed onto `values`: a string without escapes as its borrowed text, anything
+    /// else as a JSON tree. Why pushed, not returned: a returned value goes through a return slot
+    /// in memory that the caller then copies with wider loads than the stores that wrote it,
+    /// which the processor cannot forward (a stall per member; `perf annotate` of a bot replay).
     pub fn push_text_or_json(self, values: &mut Vec<TextOrJson<'a>>) -> Result<(), JsonError> {
-        if self.p.peek() == Some(b'"') {
-            let open = self.p.i;
-            if let Some(text) = self.p.plain() {
-                values.push(TextOrJson::Text(text));
-                return Ok(());
-            }
-            // A string with escapes (rare in a trace line's fields) is read again from its start.
-            self.p.i = open;
+        if self.p.peek() != Some(b'"') {
+            values.push(TextOrJson::Json(self.p.value(self.depth)?));
+            return Ok(());
         }
-        values.push(self.text_or_json()?);
+        let open = self.p.i;
+        values.push(match self.p.plain() {
+            Some(text) => TextOrJson::Text(text),
+            // A string with escapes (rare in a trace line's fields): decoded from where the
+            // plain scan stopped.
+            None => TextOrJson::Json(Json::Str(self.p.decode(open, open + 1)?.into_str())),
+        });
         Ok(())
-    }
-
-    /// A string without escapes as its borrowed text, anything else as a JSON tree.
-    pub fn text_or_json(self) -> Result<TextOrJson<'a>, JsonError> {
-        if self.p.peek() == Some(b'"') {
-            return Ok(match self.p.text()? {
-                Text::Plain { text, .. } => TextOrJson::Text(text),
-                Text::Decoded(s) => TextOrJson::Json(Json::Str(s)),
-            });
-        }
-        self.p.value(self.depth).map(TextOrJson::Json)
     }
 }
 
@@ -119,8 +109,8 @@ impl<'a> Parser<'a> {
             let (key, lone) = match self.plain() {
                 Some(key) => (key, false),
                 None => {
-                    self.i = open;
-                    decoded = self.decoded_key()?;
+                    // Decoded (out of line) from where the plain scan stopped.
+                    decoded = self.decode(open, open + 1)?;
                     (decoded.as_str(), decoded.has_lone())
                 }
             };
@@ -132,13 +122,6 @@ impl<'a> Parser<'a> {
                 return Ok(());
             }
         }
-    }
-
-    /// [`Parser::members_by_name`]'s key with escapes (the reader at it), out of the hot path.
-    #[cold]
-    #[inline(never)]
-    fn decoded_key(&mut self) -> Result<Text<'a>, JsonError> {
-        self.text()
     }
 
     /// Enters an object (the reader at its `{`): `false` when it is empty (and read).

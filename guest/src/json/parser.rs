@@ -263,7 +263,7 @@ impl<'a> Parser<'a> {
     /// a bot event in replay took 15.9 k -> 15.8 k instructions with this apart, then 15.25 k
     /// with `text` inlined (callgrind).
     #[inline(never)]
-    fn decode(&mut self, open: usize, start: usize) -> Result<Text<'a>, JsonError> {
+    pub(super) fn decode(&mut self, open: usize, start: usize) -> Result<Text<'a>, JsonError> {
         let mut out = String::with_capacity(self.i - start + len_until(&self.s[self.i..], b'"'));
         out.push_str(&self.src[start..self.i]);
         let mut lone = Vec::new();
