@@ -92,7 +92,7 @@ impl std::fmt::Display for Inspection {
     }
 }
 
-/// Keeps compiled policies in `dir` ([`crate::compile_cache`]), so that a short-lived process
+/// Keeps compiled policies in `dir` (`compile_cache.rs`), so that a short-lived process
 /// (the CLI, a test) does not pay the compilation again for a policy it has seen. A long-lived
 /// gateway compiles once and does not need it. One directory per process: setting another
 /// fails.

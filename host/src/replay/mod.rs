@@ -43,7 +43,7 @@ pub const DEFAULT_CHUNK_BYTES: usize = 256 << 10;
 /// Replays `trace` through `gateway` in chunks of at most `chunk_bytes` (whole lines), writing the
 /// decisions to `out` as each chunk is decided. Returns the number of lines read.
 ///
-/// The trace is read in blocks cut at line ends ([`read::Chunks`]), not line by line: reading
+/// The trace is read in blocks cut at line ends (`read::Chunks`), not line by line: reading
 /// and checking each line on its own (`read_until`, then UTF-8 per line and again per chunk) was
 /// ~0.7 k instructions of a bot event's ~15 k in replay (callgrind).
 pub fn stream<G: ApplyEvents + ?Sized>(
