@@ -3,7 +3,7 @@
 //! A gateway process keeps one [`Gateway`]: every agent session's tool-loop state (bounded by
 //! `loopguard.maxSessions`, least recently used evicted), the process-wide bot-pair guard and the
 //! group-thread coordinator. Every path that decides goes through the methods here: the WIT
-//! resource ([`crate::component`]), the batch path ([`Gateway::apply_events`]) and `replay`.
+//! resource (`component.rs`, built for wasm32 only), the batch path ([`Gateway::apply_events`]) and `replay`.
 //! Inputs arrive already read ([`crate::trace`] for trace lines) or as the JSON text of the typed
 //! calls, read once by [`crate::input`]'s rules; a call's fingerprint is computed once per call
 //! ([`FactsMemo`]).

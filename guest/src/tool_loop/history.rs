@@ -77,12 +77,12 @@ pub fn run_scope(run: Option<&str>) -> Option<u64> {
 /// The records of one session, oldest first.
 ///
 /// Kept in one `Vec` whose live window starts at `head`: trimming moves `head` forward, and the
-/// dead prefix is dropped in one move once it holds [`SLACK`] records (every eighth call of a
+/// dead prefix is dropped in one move once it holds `SLACK` records (every eighth call of a
 /// full history, about a record's bytes moved per call on average). Why not a `VecDeque`: every
 /// detector walks the history newest first, and a walk over a ring re-tests at each step which
 /// of its two halves it is in; over one slice it is a plain loop (and in the component, each
 /// loop header is an interruption check). The buffer grows by doubling up to exactly the size
-/// limit plus [`SLACK`] records, so a full history of 30 takes 38 records' room, where a ring
+/// limit plus `SLACK` records, so a full history of 30 takes 38 records' room, where a ring
 /// took 32.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(from = "HistoryWire")]

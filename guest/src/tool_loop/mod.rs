@@ -179,7 +179,7 @@ impl Finding {
 pub struct Scope<'h> {
     /// The tool name, for messages.
     pub tool: &'h str,
-    /// [`name_id`] of the tool name.
+    /// [`name_id`](crate::digest::name_id) of the tool name.
     pub tool_id: u64,
     /// `argsHash` of the call.
     pub args: Digest,

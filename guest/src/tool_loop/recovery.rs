@@ -5,7 +5,7 @@
 //! adds a paragraph asking the model to reassess; every later critical of the same attempt says
 //! that recovery failed and the run is stopping. An attempt is one `Agent.prompt()`: the state
 //! belongs to (session, run as given) and a compaction retry starts a new attempt. Profiles
-//! without [`RecoveryTexts`] keep no state and return the message unchanged.
+//! without [`RecoveryTexts`](crate::config::profile::RecoveryTexts) keep no state and return the message unchanged.
 //!
 //! State: the runs of the session whose current attempt has seen a critical, at most
 //! [`MAX_RUNS`] (the least recently blocked is forgotten first: its next block gets the first

@@ -2,7 +2,7 @@
 //!
 //! Models retry a hallucinated tool name with different arguments, so this streak ignores
 //! arguments and counts consecutive outcomes that named the same missing tool (the outcome
-//! hashing reads the name out of the error, [`super::outcome::extract_unknown_tool_name`]). It
+//! hashing reads the name out of the error, [`extract_unknown_tool_name`]). It
 //! runs first and is not gated by any detector switch.
 //!
 //! Settings: `unknownToolThreshold`. State: the session's history.

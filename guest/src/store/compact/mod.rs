@@ -106,7 +106,7 @@ fn at_mut<V>(pages: &mut [Vec<Entry<V>>], i: usize) -> &mut Entry<V> {
 }
 
 impl<V> CompactMap<V> {
-    /// An empty map that holds at most `capacity` entries (at least 1, at most [`MAX_CAPACITY`]).
+    /// An empty map that holds at most `capacity` entries (at least 1, at most `MAX_CAPACITY`).
     pub fn new(capacity: usize) -> Self {
         Self {
             index: HashTable::new(),
