@@ -179,8 +179,8 @@ export class LoopGuard {
 
   /**
    * Before a tool runs: allow, warn or block. The call is recorded unless blocked or disabled.
-   * `call.args` is read once per call object: pass the same object to `afterToolOutcome`, and
-   * its outcome is recorded for the call as it was checked.
+   * `call.args` is serialized at the check and kept for the last 32 calls: pass the same object to
+   * `afterToolOutcome`, and its outcome is recorded for the arguments as they were checked.
    * @param {import('./index.js').ToolCallInput} call
    */
   beforeToolCall(call) {
