@@ -1,7 +1,7 @@
 //! What a [`SwappableGateway`](super::SwappableGateway) is told and what it reports: the failure
 //! mode and supervision settings its owner chooses, the health counters it keeps, and the report
-//! of a swap. Plain data, apart from the supervisor that uses it, so that a caller reads the knobs
-//! in one place.
+//! of a swap: plain data, kept apart from the supervisor that uses it so that a caller finds the
+//! knobs in one place.
 
 use std::time::Duration;
 
