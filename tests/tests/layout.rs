@@ -1,7 +1,8 @@
-//! No source file of the project is over 400 lines (the house rule of `../shared/STYLE.md`):
-//! the guest checks its own `src/` (`guest/tests/layout.rs`, with the map and the import
-//! circles); this checks every other crate, package, test, script and example, so that a file
-//! that grows past the rule fails a test instead of waiting for a reader to notice.
+//! No source file of the project is over 400 lines (the house rule of `../shared/STYLE.md`).
+//! `guest/tests/layout.rs` checks the guest's `src/` together with its map and import circles;
+//! this walks the whole project (the guest's tests and examples, every other crate, package,
+//! test, script and example), so that a file that grows past the rule fails a test instead of
+//! waiting for a reader to notice.
 
 use std::path::{Path, PathBuf};
 
