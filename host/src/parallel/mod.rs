@@ -10,7 +10,8 @@
 //!
 //! Why this is the same replay: tool events touch only their session's state, and a session's
 //! events all go to one worker (chosen at its first line: the one given the fewest bytes so far),
-//! in trace order; bot and group events all go to the global lane (worker 0), in trace order.
+//! in trace order; bot and group events all go to the global lane (the last worker), in trace
+//! order.
 //! Two things still span sessions and are handled here:
 //!
 //! - the session cap (`loopguard.maxSessions`): past it one gateway evicts the least recently
@@ -59,6 +60,14 @@ pub struct Replayed {
     pub single_from: Option<u64>,
 }
 
+/// Worker 0 is the thread that reads, routes and merges, which costs about a tenth of what the
+/// policy takes for the same bytes: each chunk adds `1 / ROUTING_SHARE` of its bytes to worker 0's
+/// load, so that the two threads of `--jobs 2` finish together. Measured on the bench's tool
+/// trace (paired, 9 runs, 2026-12-05): with no such share `--jobs 2` took 269 ms, with a twentieth
+/// 258 ms, a tenth 256 ms, a seventh 263 ms (`--jobs 1` 422 ms). Where worker 0's own sessions
+/// would cost less than its routing, it gets none (its load only grows).
+const ROUTING_SHARE: u64 = 10;
+
 /// Sessions a policy is first asked to keep; then twice as many each time a trace needs more.
 const FIRST_PROBE: usize = 1024;
 
@@ -96,6 +105,7 @@ pub fn stream(
         known_sessions: 0,
         sessions: Default::default(),
         load: vec![0; gateways.len()],
+        global: u8::try_from(gateways.len() - 1).unwrap_or(0),
         merged: String::new(),
     };
     let outcome = std::thread::scope(|scope| {
@@ -156,8 +166,12 @@ struct Run<'a> {
     /// The worker of every session seen so far (foldhash: std's SipHash was ~125 instructions a
     /// line). As many as the policy keeps at most: past that the replay goes on with one gateway.
     sessions: std::collections::HashMap<Box<str>, u8, foldhash::fast::RandomState>,
-    /// Trace bytes given to each worker so far (the global lane's included).
+    /// Trace bytes given to each worker so far (the global lane's included), and worker 0's
+    /// routing counted as bytes (`ROUTING_SHARE`).
     load: Vec<u64>,
+    /// The worker of bot and group events: the last, a thread of its own, so that with bot
+    /// events in a trace the thread that routes has time for tool sessions.
+    global: u8,
     /// The merged decisions of a chunk (one buffer for all).
     merged: String,
 }
@@ -223,7 +237,7 @@ impl Run<'_> {
             let owner = match route::route(body) {
                 Route::Ambiguous => return None,
                 Route::Blank => work::NOBODY,
-                Route::Global => 0,
+                Route::Global => self.global,
                 Route::Session(s) => match self.sessions.get(&*s) {
                     Some(w) => *w,
                     None => {
@@ -239,6 +253,8 @@ impl Run<'_> {
             ends.push(u32::try_from(end).ok()?);
             owners.push(owner);
         }
+        // Worker 0 also routes every line: counted as bytes, it gets fewer new sessions.
+        self.load[0] += text.len() as u64 / ROUTING_SHARE;
         // Past the sessions the policy keeps, one gateway would evict and the workers would not.
         let needed = self.sessions.len();
         if needed > self.known_sessions {
@@ -253,8 +269,8 @@ impl Run<'_> {
 
     /// Waits for every part of `job`, then writes its decisions or returns its error. Gives the
     /// chunk's buffer back when no worker holds it any more.
-    fn collect(&mut self, pool: &Pool, job: Job, out: &mut dyn Write) -> Result<Option<String>> {
-        let (decided, errors) = pool.collect(&job);
+    fn collect(&mut self, pool: &Pool, mut job: Job, out: &mut dyn Write) -> Result<Option<String>> {
+        let (decided, errors) = pool.collect(&mut job);
         if !errors.is_empty() {
             return Err(self.chunk_error(&job, errors));
         }

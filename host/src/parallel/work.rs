@@ -1,6 +1,14 @@
-//! The workers of a parallel replay: one thread and one gateway each, fed parts of chunks in
-//! trace order through bounded queues, and the merge of their decisions by line number.
+//! The workers of a parallel replay, fed parts of chunks in trace order, and the merge of their
+//! decisions by line number.
+//!
+//! Worker 0 runs on the calling thread, which also reads, routes and merges: the others are one
+//! thread each, fed through bounded queues. Why not a thread for every worker: with `--jobs 2` on
+//! two cores, a third thread (the router) kept waking up on a core a worker was using, and
+//! `replay --jobs 2` of the bench's tool trace took 269 ms against 244 ms with worker 0 inline
+//! (medians of 11 alternating runs, 2026-12-05; `--jobs 1` 419 ms). The calling thread gets fewer
+//! sessions for the routing it does (`mod.rs`, `ROUTING_SHARE`).
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
@@ -13,7 +21,7 @@ use crate::swap::SwappableGateway;
 pub(super) const IN_FLIGHT: usize = 4;
 
 /// One chunk of the trace and where its lines go, shared by the workers: each copies its own
-/// lines out of it (in parallel), the main thread only routes.
+/// lines out of it.
 pub(super) struct Chunk {
     /// The chunk's text: whole lines, valid UTF-8.
     pub text: String,
@@ -33,26 +41,35 @@ pub(super) const MAX_WORKERS: usize = 64;
 
 impl Chunk {
     /// Worker `me`'s part, into `out`: its lines, every other line left empty so that the policy
-    /// numbers the lines as the trace does.
+    /// numbers the lines as the trace does. Runs of lines with one owner are copied at once.
     fn part(&self, me: u8, out: &mut String) {
         out.clear();
         let mut start = 0;
-        for (end, owner) in self.ends.iter().zip(&self.owners) {
-            let end = *end as usize;
-            if *owner == me {
+        let mut lines = self.ends.iter().zip(&self.owners).peekable();
+        while let Some((end, owner)) = lines.next() {
+            let mut end = *end as usize;
+            let mine = *owner == me;
+            let mut run = 1;
+            while let Some((next_end, _)) = lines.next_if(|(_, next)| (**next == me) == mine) {
+                end = *next_end as usize;
+                run += 1;
+            }
+            if mine {
                 out.push_str(&self.text[start..end]);
             } else {
-                out.push('\n');
+                out.extend(std::iter::repeat_n('\n', run));
             }
             start = end;
         }
     }
 }
 
-/// A chunk in flight, and which workers got a part of it.
+/// A chunk in flight, which workers got a part of it, and worker 0's decisions (made when it was
+/// sent).
 pub(super) struct Job {
     pub chunk: Arc<Chunk>,
     sent: Vec<bool>,
+    inline: Option<Result<Decided>>,
 }
 
 /// One worker's decisions for its part of a chunk, with the trace line and end offset of each.
@@ -66,7 +83,7 @@ impl Decided {
         let mut index = Vec::with_capacity(text.len() / 64 + 1);
         let (mut at, mut line) = (0, 0u32);
         while at < text.len() {
-            let end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+            let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i + 1);
             line = number(&text[at..end]).unwrap_or(line);
             index.push((line, end));
             at = end;
@@ -110,19 +127,23 @@ pub(super) fn merge(parts: &[Decided], out: &mut String) {
     }
 }
 
-/// The worker threads and their queues.
-pub(super) struct Pool {
+/// Worker 0 (on the calling thread), the other workers' threads and their queues.
+pub(super) struct Pool<'env> {
+    first: &'env SwappableGateway,
+    /// Worker 0's part of a chunk (one buffer for all).
+    first_part: RefCell<String>,
+    /// The queues of workers 1, 2, ….
     parts: Vec<SyncSender<Arc<Chunk>>>,
     results: Vec<Receiver<Result<Decided>>>,
     stop: Arc<AtomicBool>,
 }
 
-impl Pool {
-    /// One thread per gateway, inside `scope`.
-    pub(super) fn start<'scope, 'env>(scope: &'scope Scope<'scope, 'env>, gateways: &'env [SwappableGateway]) -> Pool {
+impl<'env> Pool<'env> {
+    /// Worker 0 on `gateways[0]`, and one thread inside `scope` for each other gateway.
+    pub(super) fn start<'scope>(scope: &'scope Scope<'scope, 'env>, gateways: &'env [SwappableGateway]) -> Pool<'env> {
         let stop = Arc::new(AtomicBool::new(false));
         let (mut parts, mut results) = (Vec::new(), Vec::new());
-        for (me, gateway) in gateways.iter().enumerate() {
+        for (me, gateway) in gateways.iter().enumerate().skip(1) {
             let me = u8::try_from(me).unwrap_or(NOBODY);
             let (part_tx, part_rx) = sync_channel::<Arc<Chunk>>(IN_FLIGHT);
             let (result_tx, result_rx) = channel();
@@ -146,44 +167,59 @@ impl Pool {
             parts.push(part_tx);
             results.push(result_rx);
         }
-        Pool { parts, results, stop }
+        Pool { first: &gateways[0], first_part: RefCell::default(), parts, results, stop }
     }
 
-    /// Sends the chunk to the workers that own a line of it (the others get nothing).
+    /// Workers, worker 0 included.
+    fn workers(&self) -> usize {
+        self.parts.len() + 1
+    }
+
+    /// Sends the chunk to the workers that own a line of it (the others get nothing), then
+    /// decides worker 0's part on this thread.
     pub(super) fn send(&self, chunk: Chunk) -> Job {
-        let mut sent = vec![false; self.parts.len()];
+        let mut sent = vec![false; self.workers()];
         for owner in &chunk.owners {
             if let Some(s) = sent.get_mut(usize::from(*owner)) {
                 *s = true;
             }
         }
         let chunk = Arc::new(chunk);
-        for (w, owns) in sent.iter().enumerate() {
+        for (queue, owns) in self.parts.iter().zip(&sent[1..]) {
             if *owns {
                 // A worker that stopped has its result channel closed too: `collect` reports it.
-                let _ = self.parts[w].send(chunk.clone());
+                let _ = queue.send(chunk.clone());
             }
         }
-        Job { chunk, sent }
+        let inline = sent[0].then(|| {
+            let mut part = self.first_part.borrow_mut();
+            chunk.part(0, &mut part);
+            self.first.apply_events(&part, chunk.first_line).map(Decided::new)
+        });
+        Job { chunk, sent, inline }
     }
 
     /// Waits for every part of `job`: the decisions, and the errors in worker order.
-    pub(super) fn collect(&self, job: &Job) -> (Vec<Decided>, Vec<Error>) {
+    pub(super) fn collect(&self, job: &mut Job) -> (Vec<Decided>, Vec<Error>) {
         let (mut decided, mut errors) = (Vec::new(), Vec::new());
         for (w, sent) in job.sent.iter().enumerate() {
             if !*sent {
                 continue;
             }
-            match self.results[w].recv() {
-                Ok(Ok(d)) => decided.push(d),
-                Ok(Err(e)) => errors.push(e),
-                Err(_) => errors.push(Error::Trap { message: format!("replay worker {w} stopped") }),
+            let result = match w.checked_sub(1) {
+                None => job.inline.take(),
+                Some(queue) => self.results[queue].recv().ok(),
+            };
+            match result {
+                Some(Ok(d)) => decided.push(d),
+                Some(Err(e)) => errors.push(e),
+                None => errors.push(Error::Trap { message: format!("replay worker {w} stopped") }),
             }
         }
         (decided, errors)
     }
 
-    /// Stops the workers (they finish the part at hand and exit).
+    /// Stops the worker threads (they finish the part at hand and exit).
     pub(super) fn stop(self) {
         self.stop.store(true, Ordering::Release);
         drop(self.parts);
@@ -193,6 +229,20 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_keeps_its_lines_and_leaves_the_others_empty() {
+        let text = "a\nb\nc\n\t\nd\ne".to_string();
+        let ends = vec![2, 4, 6, 8, 10, 11];
+        let chunk = Chunk { text, first_line: 1, ends, owners: vec![0, 0, 1, NOBODY, 0, 1] };
+        let mut part = String::from("stale");
+        chunk.part(0, &mut part);
+        assert_eq!(part, "a\nb\n\n\nd\n\n");
+        chunk.part(1, &mut part);
+        assert_eq!(part, "\n\nc\n\n\ne");
+        chunk.part(2, &mut part);
+        assert_eq!(part, "\n".repeat(6));
+    }
 
     #[test]
     fn merge_orders_decisions_by_line() {
