@@ -6,13 +6,12 @@
 //! the lines as the trace does and skips the others. Each worker has its own policy instance
 //! ([`SwappableGateway`]) and applies its parts in trace order; the decisions of a chunk are merged
 //! back by line number and written only when every worker has decided its part, so stdout is byte
-//! for byte what one worker writes.
+//! for byte what one worker writes. Worker 0 is the calling thread, between chunks (`work`).
 //!
 //! Why this is the same replay: tool events touch only their session's state, and a session's
 //! events all go to one worker (chosen at its first line: the one given the fewest bytes so far),
 //! in trace order; bot and group events all go to the global lane (the last worker), in trace
-//! order.
-//! Two things still span sessions and are handled here:
+//! order. Two things still span sessions and are handled here:
 //!
 //! - the session cap (`loopguard.maxSessions`): past it one gateway evicts the least recently
 //!   used session, which a worker holding fewer sessions would not. Before a chunk brings the
@@ -64,8 +63,9 @@ pub struct Replayed {
 /// policy takes for the same bytes: each chunk adds `1 / ROUTING_SHARE` of its bytes to worker 0's
 /// load, so that the two threads of `--jobs 2` finish together. Measured on the bench's tool
 /// trace (paired, 9 runs, 2026-12-05): with no such share `--jobs 2` took 269 ms, with a twentieth
-/// 258 ms, a tenth 256 ms, a seventh 263 ms (`--jobs 1` 422 ms). Where worker 0's own sessions
-/// would cost less than its routing, it gets none (its load only grows).
+/// 258 ms, a tenth 256 ms, a seventh 263 ms (`--jobs 1` 422 ms). With so many workers that
+/// routing alone is more than one worker's share, worker 0 stops getting new sessions (its load
+/// keeps growing), and the replay is as fast as one thread can route.
 const ROUTING_SHARE: u64 = 10;
 
 /// Sessions a policy is first asked to keep; then twice as many each time a trace needs more.

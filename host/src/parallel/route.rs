@@ -248,7 +248,7 @@ impl<'a> Scan<'a> {
         loop {
             let rest = self.b.get(self.i..)?;
             // memchr2, not a byte loop: skipping the arguments and results is most of routing,
-            // and routing is the main thread's share of `--jobs N` (its own code 575 -> 446 perf
+            // and routing is the reading thread's share of `--jobs N` (its own code 575 -> 446 perf
             // samples on the bench's tool trace).
             let at = memchr::memchr2(b'"', b'\\', rest)?;
             self.i += at + 1;
