@@ -91,8 +91,9 @@ pub struct PolicyArgs {
     /// If the policy breaks on a decision, block instead of allow.
     #[arg(long)]
     pub fail_closed: bool,
-    /// Worker threads, each with its own policy instance (default: the machine's available
-    /// parallelism). The output is byte for byte the same for any N.
+    /// Workers, each with its own policy instance, the first on the thread that reads the trace
+    /// (default: the machine's available parallelism). The output is byte for byte the same for
+    /// any N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
 }
