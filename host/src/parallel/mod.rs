@@ -63,7 +63,9 @@ pub struct Replayed {
 /// policy takes for the same bytes: each chunk adds `1 / ROUTING_SHARE` of its bytes to worker 0's
 /// load, so that the two threads of `--jobs 2` finish together. Measured on the bench's tool
 /// trace (paired, 9 runs, 2026-12-05): with no such share `--jobs 2` took 269 ms, with a twentieth
-/// 258 ms, a tenth 256 ms, a seventh 263 ms (`--jobs 1` 422 ms). With so many workers that
+/// 258 ms, a tenth 256 ms, a seventh 263 ms (`--jobs 1` 422 ms); again after the usual line
+/// head was routed without the scanner (11 pairs, that night): a twentieth 256 ms, a tenth 247,
+/// three twentieths 253, a fifth 265, three tenths 286. With so many workers that
 /// routing alone is more than one worker's share, worker 0 stops getting new sessions (its load
 /// keeps growing), and the replay is as fast as one thread can route.
 const ROUTING_SHARE: u64 = 10;
