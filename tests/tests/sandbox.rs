@@ -168,6 +168,31 @@ fn a_shadow_run_reports_exactly_the_lines_where_the_candidate_differs() {
     assert_eq!((summary.differ, diffs.len()), (0, 0));
 }
 
+#[test]
+fn a_shadow_candidate_that_breaks_is_a_difference_with_its_error_and_the_run_goes_on() {
+    let trace = [
+        r#"{"kind":"tool_call","session":"s","tool":"read","args":{"path":"/a"}}"#,
+        r#"{"kind":"tool_call","session":"__trap__","tool":"read","args":{"path":"/a"}}"#,
+        r#"{"kind":"tool_call","session":"s","tool":"read","args":{"path":"/b"}}"#,
+    ]
+    .join("\n");
+    let active = SwappableGateway::new(real(), "{}", Supervision::default()).unwrap();
+    let candidate = SwappableGateway::new(hostile(""), "{}", Supervision::default()).unwrap();
+    let (mut out, mut diffs) = (Vec::new(), Vec::new());
+    let summary = replay::shadow(&active, &candidate, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3, "the active policy decides every line");
+    assert_eq!(summary.events, 3);
+    let diffs = String::from_utf8(diffs).unwrap();
+    let lines: Vec<serde_json::Value> = diffs.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "the trap is the one difference: {diffs}");
+    assert_eq!(summary.differ, 1);
+    let first = &lines[0]["shadow_diff"];
+    assert_eq!(first["line"], 2, "{diffs}");
+    assert_eq!(first["active"]["action"], "allow", "{diffs}");
+    let error = first["candidate"]["error"].as_str().unwrap_or_else(|| panic!("no error text: {diffs}"));
+    assert!(error.starts_with("the policy trapped"), "{error}");
+}
+
 /// A gateway on the hostile fixture with a snapshot after every call, fed the first 29 lines of
 /// the polling loop, so that a recovery can be checked to restore the state.
 fn supervised(mode: FailureMode, limits: Limits) -> (SwappableGateway, Vec<String>, String) {

@@ -144,7 +144,7 @@ pub fn shadow(
             summary.differ += 1;
             let candidate_json = match other {
                 Ok(text) => json_or_null(&text),
-                Err(e) => format!("{{\"error\":{}}}", json_string(&e.to_string())),
+                Err(e) => format!("{{\"error\":{}}}", serde_json::Value::from(e.to_string())),
             };
             let diff = format!(
                 "{{\"shadow_diff\":{{\"line\":{number},\"active\":{},\"candidate\":{candidate_json}}}}}\n",
@@ -166,25 +166,6 @@ fn json_or_null(text: &str) -> String {
         [one] => (*one).to_string(),
         many => format!("[{}]", many.join(",")),
     }
-}
-
-/// `text` as a JSON string literal.
-fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// [`stream`] of a trace whose first `start` lines were read already, that stops after line

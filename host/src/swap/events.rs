@@ -171,20 +171,9 @@ fn raw_field(out: &mut String, name: &str, json: &str) {
     out.extend(json.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }));
 }
 
-/// A JSON string literal.
+/// A JSON string literal (serde_json's escaping).
 fn string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    let _ = write!(out, "{}", serde_json::Value::from(s));
 }
 
 #[cfg(test)]
@@ -214,13 +203,13 @@ mod tests {
             (
                 Call::CheckTool(tool_call()),
                 Some(
-                    r#"{"kind":"tool_call","session":"s\"1\u000a","tool":"read","args":{"path": "/a"},"run":"r","call_id":"c\u0001"}"#,
+                    r#"{"kind":"tool_call","session":"s\"1\n","tool":"read","args":{"path": "/a"},"run":"r","call_id":"c\u0001"}"#,
                 ),
             ),
             (
                 Call::Outcome(tool_call(), ToolOutcome::Threw("\"boom\"".into())),
                 Some(
-                    r#"{"kind":"tool_result","session":"s\"1\u000a","tool":"read","args":{"path": "/a"},"run":"r","call_id":"c\u0001","error":"boom"}"#,
+                    r#"{"kind":"tool_result","session":"s\"1\n","tool":"read","args":{"path": "/a"},"run":"r","call_id":"c\u0001","error":"boom"}"#,
                 ),
             ),
             (
