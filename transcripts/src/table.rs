@@ -34,11 +34,27 @@ pub(crate) fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `n` and the noun, plural unless `n` is 1: `count(1, "session")` is "1 session".
+pub(crate) fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn columns_line_up() {
         let t = super::render(&["A", "BB"], &[vec!["xxx".into(), "y".into()], vec!["z".into(), "".into()]]);
         assert_eq!(t, "A    BB\nxxx  y\nz\n");
+    }
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(super::count(1, "tool call"), "1 tool call");
+        assert_eq!(super::count(0, "session"), "0 sessions");
+        assert_eq!(super::count(2, "read error"), "2 read errors");
     }
 }

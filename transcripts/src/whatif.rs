@@ -11,6 +11,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::report::{jsonl_string, write_tagged, Finding, Report, SessionRow};
+use crate::table::count;
 
 /// One change in one session, A → B.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -232,11 +233,14 @@ impl WhatIf {
         let mut out = crate::table::render(&["AGENT", "SESSION", "CHANGE", "A", "B"], &rows);
         let s = &self.summary;
         out.push_str(&format!(
-            "\n{} of {} sessions change: {} newly blocked, {} no longer blocked, {} blocked earlier, {} later, {} with other warnings, {} with other aborts",
-            s.changed, s.sessions, s.new_blocks, s.blocks_removed, s.earlier, s.later, s.warnings_changed, s.aborts_changed
+            "\n{} of {} {}: {} newly blocked, {} no longer blocked, {} blocked earlier, {} later, {} with other warnings, {} with other aborts",
+            s.changed,
+            count(s.sessions, "session"),
+            if s.changed == 1 { "changes" } else { "change" },
+            s.new_blocks, s.blocks_removed, s.earlier, s.later, s.warnings_changed, s.aborts_changed
         ));
         if s.unmatched > 0 {
-            out.push_str(&format!(" ({} sessions in only one report)", s.unmatched));
+            out.push_str(&format!(" ({} in only one report)", count(s.unmatched, "session")));
         }
         out.push('\n');
         out

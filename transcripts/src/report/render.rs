@@ -8,6 +8,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{Finding, Report};
+use crate::table::count;
 
 fn cell(f: &Option<Finding>) -> String {
     f.as_ref().map(Finding::to_string).unwrap_or_else(|| "-".into())
@@ -35,22 +36,27 @@ impl Report {
         let mut out = crate::table::render(&header, &rows);
         let s = &self.summary;
         out.push_str(&format!(
-            "\n{} sessions, {} tool calls: {} with warnings, {} with blocks, {} with aborts ({} blocked by the gateway itself)",
-            s.sessions, s.tool_calls, s.sessions_with_warnings, s.sessions_with_blocks, s.sessions_with_aborts, s.sessions_with_gateway_blocks
+            "\n{}, {}: {} with warnings, {} with blocks, {} with aborts ({} blocked by the gateway itself)",
+            count(s.sessions, "session"),
+            count(s.tool_calls, "tool call"),
+            s.sessions_with_warnings,
+            s.sessions_with_blocks,
+            s.sessions_with_aborts,
+            s.sessions_with_gateway_blocks
         ));
         if s.read_errors > 0 {
-            out.push_str(&format!("; {} read errors", s.read_errors));
+            out.push_str(&format!("; {}", count(s.read_errors, "read error")));
         }
         out.push('\n');
         for (name, d) in &s.by_detector {
             out.push_str(&format!(
-                "  {name}: {} warnings in {} sessions, {} blocks in {} sessions, {} aborts in {} sessions\n",
-                d.decisions.warnings,
-                d.sessions_warned,
-                d.decisions.blocks,
-                d.sessions_blocked,
-                d.decisions.aborts,
-                d.sessions_aborted
+                "  {name}: {} in {}, {} in {}, {} in {}\n",
+                count(d.decisions.warnings, "warning"),
+                count(d.sessions_warned, "session"),
+                count(d.decisions.blocks, "block"),
+                count(d.sessions_blocked, "session"),
+                count(d.decisions.aborts, "abort"),
+                count(d.sessions_aborted, "session")
             ));
         }
         out
