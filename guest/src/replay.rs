@@ -28,6 +28,7 @@ impl Gateway {
         // copy of everything read so far) was ~0.2 k instructions of a bot event (callgrind).
         let mut batch = Lines::with_capacity((text.len() / 128 + 1).min(4096));
         let keys = self.config.lone_keys();
+        let mut unreadable = None;
         for (i, line) in lines(text).enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             // Not `js_trim(line).is_empty()`: that scans from both ends, this stops at a line's
@@ -36,11 +37,19 @@ impl Gateway {
                 continue;
             }
             let n = first_line.saturating_add(i as u32);
-            batch.read(line, n, keys)?;
+            if let Err(e) = batch.read(line, n, keys) {
+                unreadable = Some(e);
+                break;
+            }
         }
+        // The lines read before an unreadable one are checked first: the error is the first bad
+        // line's, whatever is wrong with it.
         let mut events = Vec::with_capacity(batch.len());
         for (n, v) in batch.iter() {
             events.push((n, trace::event(v, n)?));
+        }
+        if let Some(e) = unreadable {
+            return Err(e);
         }
         let mut out = String::with_capacity(events.len() * 64);
         for (n, e) in &events {

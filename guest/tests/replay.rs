@@ -81,6 +81,16 @@ fn bad_lines_name_the_line_and_field() {
 }
 
 #[test]
+fn the_error_is_the_first_bad_line_whatever_is_wrong_with_the_later_ones() {
+    let ok = r#"{"kind":"compaction","session":"s"}"#;
+    let wrong_type = r#"{"kind":"tool_call","session":1,"tool":"t","args":null}"#;
+    let e = replay("{}", &format!("{ok}\n{wrong_type}\n{{not json\n")).unwrap_err();
+    assert_eq!(e.path, "line 2: session", "{e}");
+    let e = replay("{}", &format!("{ok}\n{{not json\n{wrong_type}\n")).unwrap_err();
+    assert_eq!(e.path, "line 2", "{e}");
+}
+
+#[test]
 fn a_bad_line_applies_nothing_from_its_batch() {
     let mut gw = Gateway::new(Config::parse(ON).unwrap());
     let call = r#"{"kind":"tool_call","session":"s","tool":"t","args":1}"#;

@@ -237,7 +237,7 @@ fn bad_input_fails_the_same_way_on_every_worker_count() {
     let lines: Vec<&str> = good.lines().collect();
     let config = dir.write("config.json5", GROUP_CONFIG);
     // Past the first chunk, so that the chunks before it are written first; a field error before
-    // a JSON error in the same chunk (the policy reports the JSON error: it parses first).
+    // a JSON error in the same chunk (the policy reports the first bad line, the field error).
     /// A name, the lines to replace (0-based index, new text), the line the error must name.
     type Case<'a> = (&'a str, &'a [(usize, &'a str)], usize);
     let cases: &[Case] = &[
@@ -246,7 +246,7 @@ fn bad_input_fails_the_same_way_on_every_worker_count() {
         (
             "field error then JSON error",
             &[(24_000, r#"{"kind":"tool_call","tool":"read","args":null}"#), (24_010, "{oops")],
-            24_011,
+            24_001,
         ),
         (
             "bot field",
