@@ -86,6 +86,8 @@ pub(crate) struct Limiter {
     pub(crate) window_cpu: Option<Duration>,
     /// The current call's deadline in ticks, to extend by.
     pub(crate) window_ticks: u64,
+    /// `Limits::memory_bytes`, for the error when the policy cannot even start under it.
+    memory_cap: usize,
 }
 
 /// What to do when a call reaches its deadline. Epochs measure wall time, so a thread that was
@@ -124,6 +126,7 @@ impl Limiter {
             refused: false,
             window_cpu: None,
             window_ticks: ticks(limits.batch_deadline),
+            memory_cap: limits.memory_bytes,
         }
     }
 }
@@ -131,6 +134,15 @@ impl Limiter {
 impl ResourceLimiter for Limiter {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
         let ok = self.inner.memory_growing(current, desired, maximum)?;
+        if !ok && current == 0 {
+            // The memory's initial size, at instantiation: wasmtime's own error ("memory minimum
+            // size of 19 pages exceeds memory limits") names neither the cap nor how to raise it.
+            wasmtime::bail!(
+                "the policy needs {desired} bytes of memory to start, more than the memory cap of \
+                 {} bytes (`Limits::memory_bytes`; the CLI's --memory-mib)",
+                self.memory_cap
+            );
+        }
         self.refused |= !ok;
         Ok(ok)
     }

@@ -231,6 +231,33 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn limits_below_what_a_policy_can_run_with_are_refused_by_name() {
+    let dir = TempDir::new("limits");
+    let config = dir.write("config.json5", ON);
+    let trace = dir.write("trace.jsonl", CALL);
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--jobs", "0"], &["--jobs", "1 or more", "\"0\""]),
+        (&["--deadline-ms", "0"], &["--deadline-ms", "milliseconds", "1 or more"]),
+        (&["--memory-mib", "0"], &["--memory-mib", "MiB", "1 or more"]),
+        // The policy's memory starts at ~1.2 MiB: a 1 MiB cap cannot even instantiate it.
+        (&["--memory-mib", "1"], &["needs", "memory cap of 1048576 bytes", "--memory-mib"]),
+    ];
+    for (flags, needles) in cases {
+        eprintln!("case: {flags:?}");
+        let mut args: Vec<&std::ffi::OsStr> = vec!["replay".as_ref(), "--config".as_ref(), config.as_os_str()];
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        args.push(trace.as_os_str());
+        fails_with(loopguard(args, None), needles);
+    }
+    // A cap that holds the policy runs, and so does an absurdly large one (no overflow to 0).
+    for mib in ["2", "99999999999999999"] {
+        let args = ["replay", "--memory-mib", mib, "--config"].map(std::ffi::OsStr::new);
+        let run = loopguard(args.iter().copied().chain([config.as_os_str(), trace.as_os_str()]), None).success();
+        assert_eq!(run.stdout(), "{\"line\":1,\"kind\":\"tool_call\",\"action\":\"allow\"}\n", "--memory-mib {mib}");
+    }
+}
+
+#[test]
 fn a_trace_larger_than_one_chunk_keeps_its_line_numbers() {
     // ~6 MiB: more than one chunk, with a repeating loop so decisions differ by position.
     let mut trace = String::new();

@@ -83,10 +83,10 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "HEX")]
     pub expect_digest: Option<String>,
     /// Deadline of one typed call into the policy (default 100).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub deadline_ms: Option<u64>,
     /// Memory cap of a policy instance (default 256).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub memory_mib: Option<u64>,
     /// If the policy breaks on a decision, block instead of allow.
     #[arg(long)]
@@ -195,10 +195,13 @@ fn one_line_error(e: &clap::Error, args: &[String]) -> String {
         ErrorKind::InvalidValue if context(e, ContextKind::InvalidValue).is_empty() => format!("{flag} needs a value"),
         ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
             let value = context(e, ContextKind::InvalidValue);
-            if flag == "--jobs" {
-                format!("--jobs needs a whole number of workers (1 or more), not {value:?}")
-            } else {
-                format!("{flag} needs a whole number, not {value:?}")
+            match flag.as_str() {
+                "--jobs" => format!("--jobs needs a whole number of workers (1 or more), not {value:?}"),
+                "--deadline-ms" => {
+                    format!("--deadline-ms needs a whole number of milliseconds (1 or more), not {value:?}")
+                }
+                "--memory-mib" => format!("--memory-mib needs a whole number of MiB (1 or more), not {value:?}"),
+                _ => format!("{flag} needs a whole number, not {value:?}"),
             }
         }
         ErrorKind::ArgumentConflict => {

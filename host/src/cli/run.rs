@@ -49,10 +49,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
 fn options(p: &PolicyArgs) -> LoadOptions {
     let mut limits = Limits::default();
     if let Some(ms) = p.deadline_ms {
-        limits.call_deadline = std::time::Duration::from_millis(ms.max(1));
+        limits.call_deadline = std::time::Duration::from_millis(ms);
     }
     if let Some(mib) = p.memory_mib {
-        limits.memory_bytes = usize::try_from(mib.max(1)).unwrap_or(usize::MAX >> 20) << 20;
+        limits.memory_bytes = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     }
     LoadOptions { expect_digest: p.expect_digest.clone(), limits }
 }

@@ -144,7 +144,7 @@ impl Guard {
             limits.call_deadline = Duration::from_millis(ms);
         }
         if let Some(mib) = memory_mib {
-            limits.memory_bytes = mib << 20;
+            limits.memory_bytes = mib.saturating_mul(1 << 20);
         }
         let failure_mode = if fail_closed { FailureMode::Closed } else { FailureMode::Open };
         let supervision = Supervision { failure_mode, ..Supervision::default() };

@@ -40,6 +40,16 @@ def test_a_pinned_policy_loads_and_a_wrong_digest_is_refused_naming_the_file() -
     assert "0" * 64 in info.value.reason and digest in info.value.reason
 
 
+def test_a_memory_cap_the_policy_cannot_start_in_is_refused_naming_the_cap() -> None:
+    with pytest.raises(LoopGuardError) as info:
+        LoopGuard(TIGHT, memory_mib=1)
+    assert info.value.kind == "policy"
+    assert "memory cap of 1048576 bytes" in info.value.reason, info.value.reason
+    # A cap too large to count in bytes is no cap at all, not a cap of zero.
+    with LoopGuard(TIGHT, memory_mib=2**62) as g:
+        assert g.before_tool_call(ToolCall("s", "read", {"path": "/a"})).action == "allow"
+
+
 def test_a_file_that_is_not_a_policy_is_refused_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "policy.wasm"
     bad.write_bytes(b"\0asm not really")
