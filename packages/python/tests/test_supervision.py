@@ -50,6 +50,16 @@ def test_a_memory_cap_the_policy_cannot_start_in_is_refused_naming_the_cap() -> 
         assert g.before_tool_call(ToolCall("s", "read", {"path": "/a"})).action == "allow"
 
 
+@pytest.mark.parametrize(
+    "limit, value", [("deadline_ms", 0), ("deadline_ms", -5), ("memory_mib", 0), ("memory_mib", "64"), ("memory_mib", True)]
+)
+def test_a_limit_that_is_not_a_whole_number_from_1_is_refused_naming_it(limit: str, value: object) -> None:
+    with pytest.raises(LoopGuardError) as info:
+        LoopGuard(TIGHT, **{limit: value})  # type: ignore[arg-type]
+    assert (info.value.kind, info.value.path) == ("config", limit)
+    assert "1 or more" in info.value.reason and repr(value) in info.value.reason
+
+
 def test_a_file_that_is_not_a_policy_is_refused_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "policy.wasm"
     bad.write_bytes(b"\0asm not really")

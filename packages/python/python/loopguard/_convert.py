@@ -104,5 +104,15 @@ def _require_str(value: Any, path: str) -> str:
     return value
 
 
+def _limit(value: Any, path: str, unit: str) -> Optional[int]:
+    """A sandbox limit (``deadline_ms``, ``memory_mib``): ``None`` for the default, else a whole
+    number of ``unit`` from 1 (0 would stop every call, or every instance before it starts)."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < 2**64:
+        raise LoopGuardError("config", path, f"must be a whole number of {unit} (1 or more), not {value!r}")
+    return value
+
+
 def _opt_str(value: Any, path: str) -> Optional[str]:
     return None if value is None else _require_str(value, path)

@@ -20,6 +20,7 @@ from ._convert import (
     _group,
     _group_thread,
     _json,
+    _limit,
     _opt_str,
     _require_str,
 )
@@ -51,9 +52,16 @@ class LoopGuard:
         """``config``: an OpenClaw-style config as JSON/JSON5 text (passed through unchanged) or
         a mapping (serialized with ``json.dumps``); ``{}`` means all defaults. ``policy``: a
         policy component to use instead of the shipped one, refused unless its blake3 digest is
-        ``expect_digest`` when that is given."""
+        ``expect_digest`` when that is given. ``deadline_ms``: how long one call into the policy
+        may run (default 100); ``memory_mib``: the policy instance's memory cap (default 256);
+        ``fail_closed``: block instead of allow when the policy breaks on a decision."""
         self._guard: Optional[_native.Guard] = _native.Guard(
-            _config_text(config), _policy_file(policy), expect_digest, deadline_ms, memory_mib, fail_closed
+            _config_text(config),
+            _policy_file(policy),
+            expect_digest,
+            _limit(deadline_ms, "deadline_ms", "milliseconds"),
+            _limit(memory_mib, "memory_mib", "MiB"),
+            fail_closed,
         )
 
     # -- tool loop --
