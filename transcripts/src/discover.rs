@@ -66,6 +66,11 @@ pub(crate) fn is_sqlite(path: &Path) -> bool {
     std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"SQLite format 3\0"
 }
 
+/// `.sqlite`, `.sqlite3` or `.db`: the names an agent store goes by.
+fn has_database_extension(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "sqlite" | "sqlite3" | "db"))
+}
+
 impl Found {
     fn path(&mut self, path: &Path, explicit: bool, depth: usize) {
         let meta = match std::fs::metadata(path) {
@@ -83,7 +88,9 @@ impl Found {
             || (name == "events.jsonl" && parent.join(BRANCH_FILE).is_file())
         {
             self.trajectory(parent);
-        } else if is_sqlite(path) {
+        } else if is_sqlite(path) || (explicit && has_database_extension(path)) {
+            // A named `.sqlite` that is not SQLite is opened anyway: SQLite's own "file is not a
+            // database" says more than "not a transcript source".
             self.store(path, explicit);
         } else if crate::jsonl::is_transcript_name(name) {
             self.jsonl(path, explicit);

@@ -105,6 +105,19 @@ fn a_file_without_transcript_events_is_a_named_error_and_others_still_read() {
     assert!(walked.errors.is_empty(), "{:?}", walked.errors);
     assert_eq!(walked.sessions.len(), 1);
     assert_eq!(walked.skipped.len(), 1);
+    // A named `.sqlite` that is not SQLite at all is SQLite's error about that file, and an empty
+    // one has no table; the good store is still read.
+    let garbage = tmp.path().join("garbage.sqlite");
+    std::fs::write(&garbage, "not a database, not at all, no").unwrap();
+    let empty = tmp.path().join("empty.sqlite");
+    std::fs::write(&empty, "").unwrap();
+    let found = discover(&[&garbage, &empty, &good]);
+    assert_eq!(found.sessions.len(), 1);
+    assert!(matches!(found.errors[0].kind(), ErrorKind::Sqlite(_)), "{}", found.errors[0]);
+    assert_eq!(found.errors[0].file(), garbage.as_path());
+    assert!(found.errors[0].to_string().contains("not a database"), "{}", found.errors[0]);
+    assert!(matches!(found.errors[1].kind(), ErrorKind::MissingTable("transcript_events")), "{}", found.errors[1]);
+    assert_eq!(found.errors[1].file(), empty.as_path());
     // A path that does not exist is an I/O error naming it.
     let missing = discover(&[tmp.path().join("nope")]);
     assert!(matches!(missing.errors[0].kind(), ErrorKind::Io(_)));
