@@ -180,3 +180,21 @@ fn swap_and_shadow_usage_errors_exit_2() {
     let missing: PathBuf = PathBuf::from(&config).with_file_name("absent.wasm");
     fails_with(loopguard(["inspect", &path(&missing)]), &["absent.wasm"]);
 }
+
+#[test]
+fn a_line_longer_than_a_reader_takes_is_named_on_every_path_and_not_read_whole() {
+    // A file with no line end (a database passed by mistake, a runaway line): the plain replay,
+    // the swap's reader and the shadow's each stop at the cap and name the line, where the
+    // policy would otherwise get the whole line and run out of memory naming none.
+    let dir = TempDir::new("long-line");
+    let config = path(&dir.write("config.json", "{}"));
+    let first = "{\"kind\":\"tool_call\",\"session\":\"s\",\"tool\":\"read\",\"args\":{}}\n";
+    let trace =
+        dir.write("trace.jsonl", format!("{first}{{\"args\":\"{}", "x".repeat(loopguard_host::replay::MAX_LINE_BYTES)));
+    let (trace, wasm) = (path(&trace), path(&policy_wasm()));
+    for extra in [&[][..], &["--swap-at", "2", "--swap-to", &wasm], &["--shadow", &wasm], &["--jobs", "2"]] {
+        eprintln!("case: {extra:?}");
+        let args = ["replay", "--config", &config].into_iter().chain(extra.iter().copied()).chain([trace.as_str()]);
+        fails_with(loopguard(args), &["line 2: is longer than 16777216 bytes", "JSON Lines"]);
+    }
+}

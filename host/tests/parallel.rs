@@ -277,4 +277,10 @@ fn bad_input_fails_the_same_way_on_every_worker_count() {
     let one = same_for_all(&config, &trace, &[2]).code(2);
     let ok = one.stderr().contains("line 35001") && !one.output.stdout.is_empty();
     one.check(ok, "UTF-8 error at line 35001");
+    // A line longer than any reader takes (here one without an end): named, not read whole.
+    let long = format!("{}{{\"kind\":\"tool_call\",\"args\":\"{}", &good[..at - 1], "x".repeat(17 << 20));
+    let trace = dir.write("long.jsonl", long);
+    let one = same_for_all(&config, &trace, &[2]).code(2);
+    let ok = one.stderr().contains("line 35001: is longer than 16777216 bytes") && !one.output.stdout.is_empty();
+    one.check(ok, "a too-long line 35001");
 }

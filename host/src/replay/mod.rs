@@ -8,6 +8,7 @@
 use std::io::{BufRead, Write};
 
 pub(crate) mod read;
+pub use read::MAX_LINE_BYTES;
 
 use crate::error::{Error, Result};
 use crate::gateway::Gateway;
@@ -35,7 +36,7 @@ impl ApplyEvents for &SwappableGateway {
 /// The default chunk size: large enough that the boundary cost vanishes, small enough to bound
 /// the guest memory a call needs (the policy reads and checks a whole chunk before it applies
 /// any of it, so every line's parsed tree is held at once). A single longer line is still sent
-/// whole (the policy decides whether it is too long). Was 4 MiB: the trees of a chunk that size
+/// whole, up to [`MAX_LINE_BYTES`] (the policy decides whether it is too long). Was 4 MiB: the trees of a chunk that size
 /// are tens of MiB, and natively a 200,000-event tool trace replayed in 2.2 s with 4 MiB chunks
 /// and 1.1-1.4 s with 16-128 KiB ones (docs/PERFORMANCE.md).
 pub const DEFAULT_CHUNK_BYTES: usize = 256 << 10;
@@ -117,10 +118,7 @@ pub fn shadow(
     let write_err = |source| Error::Io { what: "writing the decisions".into(), source };
     loop {
         line.clear();
-        let n = trace
-            .read_until(b'\n', &mut line)
-            .map_err(|source| Error::Io { what: "reading the trace".into(), source })?;
-        if n == 0 {
+        if read::read_line(trace, &mut line, u64::from(number) + 1)? == 0 {
             break;
         }
         number = number.checked_add(1).ok_or_else(|| Error::Policy {
@@ -181,11 +179,9 @@ pub(crate) fn stream_until<G: ApplyEvents + ?Sized>(
     let mut chunk: Vec<u8> = Vec::with_capacity(chunk_bytes.min(DEFAULT_CHUNK_BYTES) + 1024);
     let mut chunk_first_line: u64 = start + 1;
     let mut lines_read: u64 = start;
-    let read_err = |source| Error::Io { what: "reading the trace".into(), source };
     while lines_read < last {
         let line_start = chunk.len();
-        let n = trace.read_until(b'\n', &mut chunk).map_err(read_err)?;
-        if n == 0 {
+        if read::read_line(trace, &mut chunk, lines_read + 1)? == 0 {
             break;
         }
         lines_read += 1;

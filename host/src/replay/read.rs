@@ -27,6 +27,36 @@ pub(crate) fn input_error(line: u64, reason: &str) -> Error {
     Error::Policy { kind: ErrorKind::Input, path: format!("line {line}"), reason: reason.into() }
 }
 
+/// The longest trace line a reader takes, without its `\n`. Why a cap: a line is held whole
+/// (here and then in the policy's memory), so a file without line ends (a database, a binary
+/// passed by mistake) or one runaway line would otherwise be read whole into memory, and then
+/// fail in the policy as an out-of-memory that names no line. Twice the largest event the
+/// shipped policy takes (8 MiB, `too-large` from the policy itself).
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+fn too_long(line: u64) -> Error {
+    Error::Policy {
+        kind: ErrorKind::TooLarge,
+        path: format!("line {line}"),
+        reason: format!(
+            "is longer than {MAX_LINE_BYTES} bytes, the most a trace line may be; is this file JSON Lines?"
+        ),
+    }
+}
+
+/// Reads line `line` (with its `\n`, if it has one) onto the end of `buf`: the bytes read, 0 at
+/// the end of the trace. A line longer than [`MAX_LINE_BYTES`] is an error naming it.
+pub(crate) fn read_line(trace: &mut dyn BufRead, buf: &mut Vec<u8>, line: u64) -> Result<usize, Error> {
+    let limit = MAX_LINE_BYTES as u64 + 1;
+    let n = std::io::Read::take(&mut *trace, limit)
+        .read_until(b'\n', buf)
+        .map_err(|source| Error::Io { what: "reading the trace".into(), source })?;
+    if n > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+        return Err(too_long(line));
+    }
+    Ok(n)
+}
+
 /// Cuts a trace into chunks.
 pub(crate) struct Chunks<'a> {
     trace: &'a mut dyn BufRead,
@@ -72,6 +102,16 @@ impl<'a> Chunks<'a> {
             };
             text.extend_from_slice(&buf[..take]);
             self.trace.consume(take);
+            // Only the last line can be over the cap when chunks are smaller than it (the default
+            // is 1/64 of it); lines before byte `want` of a larger chunk go to the policy whole.
+            if text.len() > MAX_LINE_BYTES {
+                let end = text.len() - usize::from(done);
+                let start = memchr::memrchr(b'\n', &text[..end]).map_or(0, |i| i + 1);
+                if end - start > MAX_LINE_BYTES {
+                    let line = first_line + memchr::memchr_iter(b'\n', &text[..start]).count() as u64;
+                    return Read { text: String::new(), lines: 0, error: Some(too_long(line)) };
+                }
+            }
             if done {
                 break;
             }
@@ -127,6 +167,26 @@ mod tests {
             }
             assert_eq!(got, by_lines(&text, size), "chunk size {size}");
         }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_cap_is_named_by_both_readers_and_one_at_the_cap_is_read() {
+        let at_cap = "x".repeat(MAX_LINE_BYTES);
+        let text = format!("a\n{at_cap}\n{at_cap}y\nb\n");
+        let mut input = std::io::BufReader::with_capacity(4096, text.as_bytes());
+        let mut chunks = Chunks::new(&mut input);
+        let read = chunks.next(7, 1 << 10);
+        assert_eq!((read.lines, read.error.is_none()), (2, true));
+        let read = chunks.next(9, 1 << 10);
+        let e = read.error.map(|e| e.to_string()).unwrap_or_default();
+        assert!(read.text.is_empty() && e.starts_with("line 9: is longer than 16777216 bytes"), "{e}");
+
+        let mut input = std::io::BufReader::with_capacity(4096, text.as_bytes());
+        let mut buf = Vec::new();
+        assert_eq!(read_line(&mut input, &mut buf, 1).ok(), Some(2));
+        assert_eq!(read_line(&mut input, &mut buf, 2).ok(), Some(MAX_LINE_BYTES + 1));
+        let e = read_line(&mut input, &mut buf, 3).map_err(|e| e.to_string()).err().unwrap_or_default();
+        assert!(e.starts_with("line 3: is longer than 16777216 bytes"), "{e}");
     }
 
     #[test]
