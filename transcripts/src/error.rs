@@ -47,6 +47,9 @@ pub enum ErrorKind {
     /// The last line of a JSONL file is cut off (no newline and not valid JSON): the writer was
     /// interrupted mid-line. The lines before it were read.
     TruncatedLine(serde_json::Error),
+    /// A line longer than this many bytes: skipped without being held in memory (the lines
+    /// after it were read).
+    LineTooLong(usize),
     /// Valid JSON, but not of the shape OpenClaw writes (e.g. a `message` that is not an object).
     BadRecord(String),
     /// The path is neither an agent store, a JSONL transcript, a trajectory export nor a
@@ -117,7 +120,9 @@ impl Error {
                  openclaw-agent.sqlite, or export the session with `openclaw sessions export-trajectory`"
             }
             ErrorKind::Zstd(_) => "the row's compressed payload is damaged; the other rows were read",
-            ErrorKind::Json(_) | ErrorKind::BadRecord(_) => "this record was skipped; the others were read",
+            ErrorKind::Json(_) | ErrorKind::BadRecord(_) | ErrorKind::LineTooLong(_) => {
+                "this record was skipped; the others were read"
+            }
             ErrorKind::TruncatedLine(_) => {
                 "the file ends in the middle of a line (an interrupted write); the lines before it were read"
             }
@@ -145,6 +150,7 @@ impl fmt::Display for Error {
             ErrorKind::Zstd(e) => write!(f, ": corrupt compressed row: {e}")?,
             ErrorKind::Json(e) => write!(f, ": malformed JSON: {e}")?,
             ErrorKind::TruncatedLine(e) => write!(f, ": truncated last line: {e}")?,
+            ErrorKind::LineTooLong(max) => write!(f, ": longer than {max} bytes, more than a transcript line may be")?,
             ErrorKind::BadRecord(e) => write!(f, ": unexpected record: {e}")?,
             ErrorKind::UnknownSource => write!(f, ": not a transcript source")?,
         }

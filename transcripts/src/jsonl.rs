@@ -31,19 +31,75 @@ pub(crate) struct Header {
     pub is_header: bool,
 }
 
-/// Reads lines from `r`, calling `f(line_number, bytes, is_last_without_newline)` for each
-/// non-blank line (trailing `\r` removed).
-fn for_each_line<R: BufRead>(mut r: R, mut f: impl FnMut(u64, &[u8], bool) -> bool) -> std::io::Result<()> {
+/// The longest line read, in bytes. Why a cap: a line is held whole while it is parsed, so one
+/// runaway line (a whole log as a tool result, a file that is not JSON Lines) would otherwise
+/// take its size in memory. OpenClaw's own store keeps an event to 4 MiB before compressing it;
+/// 64 MiB leaves room for anything a gateway writes.
+pub(crate) const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// How a line read by [`read_line`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineEnd {
+    /// At a `\n`.
+    Newline,
+    /// At the end of the file, without a `\n` (an interrupted write, if it is not JSON).
+    Eof,
+    /// Longer than [`MAX_LINE_BYTES`]: skipped to its end, `buf` left empty.
+    TooLong,
+}
+
+/// Reads the next line into `buf` (cleared first): the bytes it took in the file (0 at the end)
+/// and how it ended.
+pub(crate) fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<(u64, LineEnd)> {
+    buf.clear();
+    let n = std::io::Read::take(&mut *r, MAX_LINE_BYTES as u64 + 1).read_until(b'\n', buf)?;
+    if buf.last() == Some(&b'\n') || n == 0 {
+        return Ok((n as u64, LineEnd::Newline));
+    }
+    if n <= MAX_LINE_BYTES {
+        return Ok((n as u64, LineEnd::Eof));
+    }
+    buf.clear();
+    let mut skipped = n as u64;
+    loop {
+        let available = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        r.consume(take);
+        skipped += take as u64;
+        if done {
+            break;
+        }
+    }
+    Ok((skipped, LineEnd::TooLong))
+}
+
+/// Reads lines from `r`, calling `f(line_number, bytes, end)` for each non-blank line (trailing
+/// `\r` removed; a line over [`MAX_LINE_BYTES`] comes empty, with [`LineEnd::TooLong`]).
+fn for_each_line<R: BufRead>(mut r: R, mut f: impl FnMut(u64, &[u8], LineEnd) -> bool) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut number = 0u64;
     loop {
-        buf.clear();
-        let n = r.read_until(b'\n', &mut buf)?;
+        let (n, end) = read_line(&mut r, &mut buf)?;
         if n == 0 {
             return Ok(());
         }
         number += 1;
-        let unterminated = buf.last() != Some(&b'\n');
+        if end == LineEnd::TooLong {
+            if !f(number, &[], end) {
+                return Ok(());
+            }
+            continue;
+        }
         let mut line = buf.as_slice();
         if let Some(rest) = line.strip_suffix(b"\n") {
             line = rest;
@@ -54,7 +110,7 @@ fn for_each_line<R: BufRead>(mut r: R, mut f: impl FnMut(u64, &[u8], bool) -> bo
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if !f(number, line, unterminated) {
+        if !f(number, line, end) {
             return Ok(());
         }
     }
@@ -85,7 +141,11 @@ fn open(path: &Path) -> Result<Box<dyn BufRead>, Error> {
 pub(crate) fn probe(path: &Path) -> Result<Header, Error> {
     let mut header = Header::default();
     let mut parse_error = None;
-    for_each_line(open(path)?, |number, line, _| {
+    for_each_line(open(path)?, |number, line, end| {
+        if end == LineEnd::TooLong {
+            parse_error = Some(Error::new(ErrorKind::LineTooLong(MAX_LINE_BYTES), path).at(Location::Line(number)));
+            return false;
+        }
         match serde_json::from_slice::<Nav>(line) {
             Ok(nav) if nav.ty.as_str() == Some("session") => {
                 header.is_header = true;
@@ -221,20 +281,24 @@ pub(crate) fn read_stream<'s>(
         Ok(r) => r,
         Err(e) => return out.push(e.in_session(&info.session_id)),
     };
-    let pass1 = for_each_line(reader, |number, line, unterminated| {
-        let mut fail = |e: serde_json::Error| {
+    let pass1 = for_each_line(reader, |number, line, end| {
+        let mut fail = |e: ErrorKind| {
             lines.push(number);
             interesting.push(false);
             scan.push(None);
             bad += 1;
-            let e = if unterminated { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
             out.push(err(e, Location::Line(number)));
         };
+        let fail_json = |e| if end == LineEnd::Eof { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
+        if end == LineEnd::TooLong {
+            fail(ErrorKind::LineTooLong(MAX_LINE_BYTES));
+            return true;
+        }
         let text = match record_of(kind, number, line) {
             Ok(Some((text, _))) => text,
             Ok(None) => return true,
             Err(e) => {
-                fail(e);
+                fail(fail_json(e));
                 return true;
             }
         };
@@ -248,7 +312,7 @@ pub(crate) fn read_stream<'s>(
                 interesting.push(matches!(nav.ty.as_str(), Some("message" | "compaction")));
                 scan.push(Some(&nav));
             }
-            Err(e) => fail(e),
+            Err(e) => fail(fail_json(e)),
         }
         true
     });

@@ -30,6 +30,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
+use crate::jsonl::LineEnd;
 use crate::mapping::Mapper;
 use crate::reader::Collector;
 use crate::record::{non_blank_value, Entry, Member, Nav, OpenClawMeta};
@@ -172,7 +173,7 @@ struct LineData<'a> {
 
 /// Streams an export's `events.jsonl` transcript events to `sink`, in transcript order.
 pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
-    use std::io::{BufRead, Read, Seek, SeekFrom};
+    use std::io::{Read, Seek, SeekFrom};
     let path = info.file.as_path();
     let err = |kind: ErrorKind, n: u64| Error::new(kind, path).in_session(&info.session_id).at(Location::Line(n));
     let io = |e: std::io::Error| Error::new(ErrorKind::Io(e), path).in_session(&info.session_id);
@@ -186,9 +187,8 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
         let mut reader = BufReader::with_capacity(1 << 16, &mut file);
         let (mut offset, mut number, mut buf) = (0u64, 0u64, Vec::new());
         loop {
-            buf.clear();
-            let n = match reader.read_until(b'\n', &mut buf) {
-                Ok(n) => n,
+            let (n, end) = match crate::jsonl::read_line(&mut reader, &mut buf) {
+                Ok(read) => read,
                 Err(e) => return out.push(io(e)),
             };
             if n == 0 {
@@ -197,20 +197,21 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
             number += 1;
             let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if !line.iter().all(u8::is_ascii_whitespace) {
+            if end == LineEnd::TooLong {
+                out.push(err(ErrorKind::LineTooLong(crate::jsonl::MAX_LINE_BYTES), number));
+            } else if !line.iter().all(u8::is_ascii_whitespace) {
                 match serde_json::from_slice::<LineHead<'_>>(line) {
                     Ok(h) if h.source.as_str() == Some("transcript") && h.ty.as_str() != Some("tool.call") => {
                         index.push((h.source_seq.unwrap_or(i64::MAX), number, offset, line.len() as u64));
                     }
                     Ok(_) => {}
                     Err(e) => {
-                        let kind =
-                            if buf.last() != Some(&b'\n') { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
+                        let kind = if end == LineEnd::Eof { ErrorKind::TruncatedLine(e) } else { ErrorKind::Json(e) };
                         out.push(err(kind, number));
                     }
                 }
             }
-            offset += n as u64;
+            offset += n;
         }
     }
     index.sort_by_key(|&(seq, number, _, _)| (seq, number));

@@ -72,6 +72,35 @@ fn a_malformed_line_in_the_middle_is_skipped_as_openclaw_does() {
 }
 
 #[test]
+fn a_line_longer_than_any_transcript_line_is_named_and_skipped_without_being_held() {
+    // 64 MiB and one byte, with no `"` to end it: not held, not parsed, and the lines after it read.
+    let long = format!("{{\"type\":\"message\",\"x\":\"{}\n", "x".repeat(64 << 20));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("l.jsonl");
+    let records: Vec<String> = exec_loop("l", "run", 2, false).iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&path, format!("{}{long}{}", records[..3].concat(), records[3..].concat())).unwrap();
+    let (lines, read) = trace_lines(&discover(&[&path]).sessions[0]);
+    assert_eq!(lines.len(), 4, "the records after the long line are read");
+    assert_eq!(read.errors.len(), 1, "{:?}", read.errors);
+    let e = &read.errors[0];
+    assert!(matches!(e.kind(), ErrorKind::LineTooLong(_)), "{e}");
+    assert_eq!(e.location(), Some(Location::Line(4)));
+    assert!(e.to_string().contains("l.jsonl: session l: line 4: longer than 67108864 bytes"), "{e}");
+
+    // The same line in a trajectory export's events.jsonl.
+    let dir = tmp.path().join("export");
+    write_trajectory(&dir, "agent:main:x", "x", &exec_loop("x", "run", 3, false));
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    std::fs::write(dir.join("events.jsonl"), format!("{first}\n{long}{rest}")).unwrap();
+    let (lines, read) = trace_lines(&discover(&[&dir]).sessions[0]);
+    assert_eq!(lines.len(), 6);
+    assert_eq!(read.errors.len(), 1, "{:?}", read.errors);
+    assert!(matches!(read.errors[0].kind(), ErrorKind::LineTooLong(_)), "{}", read.errors[0]);
+    assert_eq!(read.errors[0].location(), Some(Location::Line(2)));
+}
+
+#[test]
 fn an_unreadable_file_is_an_error_not_a_panic() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("gone.jsonl");
