@@ -33,8 +33,8 @@ pub(crate) struct Header {
 
 /// The longest line read, in bytes. Why a cap: a line is held whole while it is parsed, so one
 /// runaway line (a whole log as a tool result, a file that is not JSON Lines) would otherwise
-/// take its size in memory. OpenClaw's own store keeps an event to 4 MiB before compressing it;
-/// 64 MiB leaves room for anything a gateway writes.
+/// take its size in memory. 16 times the largest event OpenClaw compresses in its store (4 MiB,
+/// `store/decode.rs`).
 pub(crate) const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// How a line read by [`read_line`] ended.

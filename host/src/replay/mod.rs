@@ -36,9 +36,9 @@ impl ApplyEvents for &SwappableGateway {
 /// The default chunk size: large enough that the boundary cost vanishes, small enough to bound
 /// the guest memory a call needs (the policy reads and checks a whole chunk before it applies
 /// any of it, so every line's parsed tree is held at once). A single longer line is still sent
-/// whole, up to [`MAX_LINE_BYTES`] (the policy decides whether it is too long). Was 4 MiB: the trees of a chunk that size
-/// are tens of MiB, and natively a 200,000-event tool trace replayed in 2.2 s with 4 MiB chunks
-/// and 1.1-1.4 s with 16-128 KiB ones (docs/PERFORMANCE.md).
+/// whole, up to [`MAX_LINE_BYTES`] (the policy decides whether it is too long). Was 4 MiB: the
+/// trees of a chunk that size are tens of MiB, and natively a 200,000-event tool trace replayed
+/// in 2.2 s with 4 MiB chunks and 1.1-1.4 s with 16-128 KiB ones (docs/PERFORMANCE.md).
 pub const DEFAULT_CHUNK_BYTES: usize = 256 << 10;
 
 /// Replays `trace` through `gateway` in chunks of at most `chunk_bytes` (whole lines), writing the
