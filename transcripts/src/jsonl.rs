@@ -60,26 +60,7 @@ pub(crate) fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Resu
         return Ok((n as u64, LineEnd::Eof));
     }
     buf.clear();
-    let mut skipped = n as u64;
-    loop {
-        let available = match r.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            break;
-        }
-        let (take, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        r.consume(take);
-        skipped += take as u64;
-        if done {
-            break;
-        }
-    }
+    let skipped = n as u64 + r.skip_until(b'\n')? as u64;
     Ok((skipped, LineEnd::TooLong))
 }
 

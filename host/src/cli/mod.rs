@@ -195,14 +195,13 @@ fn one_line_error(e: &clap::Error, args: &[String]) -> String {
         ErrorKind::InvalidValue if context(e, ContextKind::InvalidValue).is_empty() => format!("{flag} needs a value"),
         ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
             let value = context(e, ContextKind::InvalidValue);
-            match flag.as_str() {
-                "--jobs" => format!("--jobs needs a whole number of workers (1 or more), not {value:?}"),
-                "--deadline-ms" => {
-                    format!("--deadline-ms needs a whole number of milliseconds (1 or more), not {value:?}")
-                }
-                "--memory-mib" => format!("--memory-mib needs a whole number of MiB (1 or more), not {value:?}"),
-                _ => format!("{flag} needs a whole number, not {value:?}"),
-            }
+            let unit = match flag.as_str() {
+                "--jobs" => "workers",
+                "--deadline-ms" => "milliseconds",
+                "--memory-mib" => "MiB",
+                _ => return format!("{flag} needs a whole number, not {value:?}"),
+            };
+            format!("{flag} needs a whole number of {unit} (1 or more), not {value:?}")
         }
         ErrorKind::ArgumentConflict => {
             format!("{flag} cannot be combined with {}", context(e, ContextKind::PriorArg))
