@@ -33,7 +33,7 @@
 //! | outcome hashing per tool family | [`tool_loop::outcome`] |
 //! | a session's history | [`tool_loop::history`] |
 //! | **bot-loop budgets** | [`bot_loop`] |
-//! | pair budget | [`bot_loop::pair`] (kept packed: [`bot_loop::packed`]) |
+//! | pair budget | [`bot_loop::pair`] (its events in one block: [`bot_loop::pair::block`]) |
 //! | burst budget | [`bot_loop::burst`] |
 //! | **group-thread budget** | [`group`] |
 //! | what counts as a reply and whom it addresses (openclaw 2026.9) | [`group::reply`] |
@@ -42,14 +42,13 @@
 //! | fingerprints: JSON as JavaScript reads it, the canonical text, the digests | [`json`], [`canonical`], [`digest`], [`js`] |
 //! | untrusted-content marker ids (openclaw 2026.9 outcome digests) | [`canonical::markers`] |
 //! | bounded maps (every map that grows with traffic) | [`store`] |
+//! | time as a value: the `now` deciding functions take | [`time`] |
 //! | inputs: typed-call text, trace lines | [`input`], [`trace`] |
 //! | the batch path and replay | [`replay`] |
 //! | snapshots for hot swaps | [`snapshot`] |
 //! | errors | [`error`] |
 //! | the WIT boundary (wasm32 only) | `component` |
-//! | the component's allocator: talc and a cache of freed blocks (wasm32 only) | `alloc_cache` |
-// No unsafe code, except what wit-bindgen generates in `component` and the allocator in
-// `alloc_cache` (both wasm32 only).
+// No unsafe code, except what wit-bindgen generates in `component` (wasm32 only).
 #![deny(unsafe_code)]
 
 pub mod bot_loop;
@@ -65,20 +64,13 @@ pub mod json;
 pub mod replay;
 pub mod snapshot;
 pub mod store;
+pub mod time;
 pub mod tool_loop;
 pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
-pub mod alloc_cache;
-#[cfg(target_arch = "wasm32")]
-#[allow(unsafe_code)]
 pub mod component;
-
-/// The component's allocator (see [`alloc_cache`]).
-#[cfg(target_arch = "wasm32")]
-#[global_allocator]
-static ALLOC: alloc_cache::CachedTalc = alloc_cache::CachedTalc::new();
 
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
