@@ -6,7 +6,7 @@
 #   2. the release build (scripts/dist.sh: the policy built twice and compared, the CLI, the npm
 #      tarball, the wheel, the plugin, the crates) and the install tests on it, as a user would
 #      (tests/install: empty directories, no Rust on the PATH);
-#   3. the packages: Node (on Node 20 and 24), Python (the built wheel), the OpenClaw plugin;
+#   3. the packages: Node (on Node 22 and 24), Python (the built wheel), the OpenClaw plugin;
 #   4. parity: the Rust host, the wasmtime CLI, Node and Python give byte-identical decisions;
 #   5. the oracle: loopguard against the published OpenClaw packages on random traces
 #      (`openclaw-2026.9` vs 2026.9.6, `documented` vs 2026.7.35);
@@ -45,10 +45,12 @@ bash "$ROOT/tests/install/run.sh" "$ROOT/dist"
 # those tests would be skipped here.
 bash scripts/build-hostile-policy.sh
 
-stage "packages/node: node --test (Node 20, then Node 24)"
+stage "packages/node: node --test (Node 22, then Node 24)"
 # the example gateway imports `loopguard` by name, as a user's would (replay.test.mjs runs it)
-(cd examples/node-gateway && npm install --no-audit --no-fund --loglevel=error)
-(cd packages/node && node --test --test-reporter=spec test/*.test.mjs)
+# shellcheck source=node22.sh
+. scripts/node22.sh
+(cd examples/node-gateway && PATH="$NODE22_BIN:$PATH" npm install --no-audit --no-fund --loglevel=error)
+(cd packages/node && "$NODE22_BIN/node" --test --test-reporter=spec test/*.test.mjs)
 (cd packages/node && "$NODE24_BIN/node" --test test/*.test.mjs)
 
 stage "packages/python: pytest on the built wheel"

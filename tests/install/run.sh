@@ -5,7 +5,7 @@
 #   tests/install/run.sh [DIST_DIR]     (default: dist/)
 #
 # - npm: `npm install dist/loopguard-*.tgz` into an empty project; a script blocks a loop on Node
-#   20 and Node 24; `LoopGuard.load` of another policy transpiles it (no jco-transpile or
+#   22 and Node 24; `LoopGuard.load` of another policy transpiles it (no jco-transpile or
 #   binaryen installed); `require('loopguard')` works (no top-level await in the import graph); a
 #   TypeScript consumer passes `tsc --noEmit --strict` against the shipped types; a corrupt
 #   `.wasm` inside the installed package is a LoopGuardError naming the file.
@@ -20,7 +20,9 @@ HERE="$ROOT/tests/install"
 DIST="$(cd "${1:-$ROOT/dist}" && pwd)"
 # shellcheck source=../../scripts/node24.sh
 . "$ROOT/scripts/node24.sh"
-NODE20="$(command -v node)"
+# shellcheck source=../../scripts/node22.sh
+. "$ROOT/scripts/node22.sh"
+NODE22="$NODE22_BIN/node"
 NODE24="$NODE24_BIN/node"
 PYTHON="$(python3 -c 'import sys; print(sys.executable)')"
 MYPY_VERSION="1.19.0"
@@ -100,8 +102,8 @@ check "npm install the tarball (no Rust on PATH)" \
     run bash -c "cd '$NPM_PROJECT' && npm install --no-audit --no-fund --loglevel=error '$TGZ'"
 check "a script blocks a loop (Node 24)" \
     expect_output "block generic_repeat 20" run bash -c "cd '$NPM_PROJECT' && node blocks-a-loop.mjs"
-check "a script blocks a loop (Node 20)" \
-    expect_output "block generic_repeat 20" run bash -c "cd '$NPM_PROJECT' && '$NODE20' blocks-a-loop.mjs"
+check "a script blocks a loop (Node 22)" \
+    expect_output "block generic_repeat 20" run bash -c "cd '$NPM_PROJECT' && '$NODE22' blocks-a-loop.mjs"
 check "require('loopguard') works: no top-level await (Node 24)" \
     expect_output "function" run bash -c "cd '$NPM_PROJECT' && node -e \"console.log(typeof require('loopguard').LoopGuard)\""
 check "the tarball holds the policy .wasm and the transpiled glue" \

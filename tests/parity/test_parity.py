@@ -90,8 +90,14 @@ def wasmtime_cli(config: Path, trace: Path) -> bytes:
     return text.encode("utf-8")
 
 
+#: Node 24 from the project's setup (scripts/node24.sh); the system `node` may be an unsupported release.
+NODE24 = ROOT / ".venv/node24/bin/node"
+
+
 def node(config: Path, trace: Path) -> bytes:
-    node_bin = _tool("node", "install Node 20+")
+    if not NODE24.is_file():
+        pytest.fail(f"{NODE24} missing; install Node 24 with `bash scripts/node24.sh`")
+    node_bin = str(NODE24)
     return _run([node_bin, str(ROOT / "examples/node-gateway/replay.mjs"), "--config", str(config), str(trace)])
 
 
