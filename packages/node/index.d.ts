@@ -174,3 +174,88 @@ export function replay(config: Config, trace: string): string;
 
 /** The default policy's versions and digest. */
 export function versions(): { policy: string; interface: string; blake3: string };
+
+/** Where a Supervisor keeps the policy. */
+export type Isolation = 'inline' | 'worker';
+
+export interface SupervisorOptions {
+  /** The policy's config (default `{}`). */
+  config?: Config;
+  /** A policy component (path or bytes) instead of the package's own. A path is read at start. */
+  policy?: string | Uint8Array | null;
+  /** Refuse a policy (at start, or at a swap) unless its blake3 digest (hex) is this. */
+  expectDigest?: string | null;
+  /**
+   * `inline`: on the caller's thread (no thread hop; a spinning policy cannot be stopped).
+   * `worker`: in a worker thread, every call behind `callTimeoutMs`. Default: inline for the
+   * package's own policy, worker for a `policy` file.
+   */
+  isolation?: Isolation;
+  /** Deadline of one call in the worker (default 250). */
+  callTimeoutMs?: number;
+  /** How long the first call waits for the worker's policy to load (default 5000). */
+  startTimeoutMs?: number;
+  /** The state to start from (else `stateFile`'s). */
+  snapshot?: Uint8Array | null;
+  /** A file the state is saved to (`save`, `stop`, every `saveEveryMs`) and read from at start. */
+  stateFile?: string | null;
+  /** Save a changed state this often (0: only on `save`/`stop`; default 0). */
+  saveEveryMs?: number;
+  /** With `policy` a path: check the file this often and hot-swap a changed one (0: off; default 0). */
+  watchPolicyMs?: number;
+  /** Every event: `ready`, `load-failed`, `trap`, `timeout`, `paused`, `swapped`, `swap-refused`, `state-read`, `state-written`, … */
+  onEvent?: (event: SupervisorEvent) => void;
+}
+
+export interface SupervisorEvent {
+  level: 'info' | 'warn' | 'error';
+  event: string;
+  /** One line for a log. */
+  message: string;
+  [field: string]: unknown;
+}
+
+/** A supervised call's answer: never thrown, so the caller applies its fail mode. */
+export type CallResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; reason: 'error' | 'trap' | 'timeout' | 'unavailable'; error: LoopGuardError };
+
+/** The LoopGuard methods a Supervisor forwards, by name. */
+export type SupervisedCall = 'beforeToolCall' | 'afterToolOutcome' | 'afterCompactionRetry' | 'endSession' | 'onBotMessage' | 'startGroupThread' | 'finishGroupRound' | 'cancelGroupThread' | 'applyEvents' | 'exportState' | 'importState' | 'stats' | 'policy' | 'warmUp';
+
+/**
+ * A LoopGuard that cannot take its host down: inline or in a worker thread, with a deadline per
+ * call (worker), restarts from the last snapshot after a trap or a missed deadline (three within
+ * a minute pause it for 30 s), hot swap (also of a watched file) and a state file.
+ */
+export class Supervisor {
+  constructor(options?: SupervisorOptions);
+  readonly isolation: Isolation;
+  readonly ready: boolean;
+  /** What readiness reported; null while not ready. */
+  readonly info: { policy: PolicyInfo; imported: boolean; importError: { kind: ErrorKind; path: string; reason: string } | null; warmMs: number } | null;
+  /** True when the state changed since the state file was last written. */
+  readonly dirty: boolean;
+  readonly failures: { timeouts: number; traps: number; errors: number; restarts: number };
+  /** The restart point (at most a second old while calls come). */
+  readonly lastSnapshot: Uint8Array | null;
+  /** Outcomes queued by `afterToolOutcomeLater` and not yet recorded. */
+  readonly pendingOutcomes: number;
+  health(): { ready: boolean; isolation: Isolation; policy: PolicyInfo | null; failures: Supervisor['failures']; paused: boolean; startError: LoopGuardError | null };
+  /** Starts the policy (calls start it too). */
+  start(): void;
+  call(op: 'beforeToolCall', call: ToolCallInput): CallResult<ToolVerdict>;
+  call(op: 'afterToolOutcome', call: ToolCallInput, outcome: ToolOutcomeInput): CallResult<OutcomeVerdict>;
+  call(op: 'onBotMessage', message: BotMessageInput): CallResult<BotVerdict>;
+  call(op: 'stats'): CallResult<Stats>;
+  call(op: SupervisedCall, ...args: unknown[]): CallResult<any>;
+  /** Records an outcome off the tool call's path: before the next call, at `flushOutcomes`, or within 250 ms. */
+  afterToolOutcomeLater(call: ToolCallInput, outcome: ToolOutcomeInput, done?: (result: CallResult<OutcomeVerdict>, at: string) => void): void;
+  flushOutcomes(at?: string): number;
+  snapshot(): Uint8Array | null;
+  /** Writes the state file if the state changed (or `snapshot` is given); returns whether it wrote. */
+  save(snapshot?: Uint8Array): boolean;
+  swap(policy: string | Uint8Array, options?: { expectDigest?: string | null }): Promise<{ ok: true; value: SwapReport } | { ok: false; error: LoopGuardError }>;
+  /** Stops the policy and timers (saving a changed state unless `save: false`); returns the last snapshot. */
+  stop(options?: { save?: boolean }): Uint8Array | null;
+}

@@ -20,14 +20,13 @@ export function beforeDispatch(rt, event, ctx) {
   const now = Date.now();
   const msg = { channel, account, conversation, room: conversation, sender, receiver: selfId(account), tsMs: now, eventId: event?.messageId ?? ctx?.messageId };
   notePeer(rt, channel, account, conversation, sender, now);
-  const r = rt.call('bot', msg);
+  const r = rt.call('onBotMessage', msg);
   const ms = performance.now() - t0;
   if (!r.ok) {
     const action = rt.settings.failMode === 'closed' ? 'fail-closed' : 'fail-open';
     rt.event({ event: 'decision', hook: 'before_dispatch', channel, conversation, sender, action, ms });
     return action === 'fail-closed' ? { handled: true } : undefined;
   }
-  rt.dirty = true;
   const v = r.value;
   rt.event({ event: 'decision', hook: 'before_dispatch', channel, account, conversation, sender, messageId: msg.eventId, action: v.action, budget: v.budget, cooldownUntilMs: v.cooldownUntilMs, ms });
   return v.action === 'suppress' ? { handled: true } : undefined;
@@ -52,10 +51,9 @@ export function messageSent(rt, event, ctx) {
     }
     const t0 = performance.now();
     const msg = { channel, account, conversation, room: conversation, sender: selfId(account), receiver: peer, tsMs: now, eventId: event?.messageId ? `out:${event.messageId}` : undefined };
-    const r = rt.call('bot', msg);
+    const r = rt.call('onBotMessage', msg);
     if (!r.ok) continue;
-    rt.dirty = true;
-    rt.event({ event: 'decision', hook: 'message_sent', channel, account, conversation, receiver: peer, messageId: event?.messageId, action: r.value.action, budget: r.value.budget, cooldownUntilMs: r.value.cooldownUntilMs, ms: performance.now() - t0 });
+      rt.event({ event: 'decision', hook: 'message_sent', channel, account, conversation, receiver: peer, messageId: event?.messageId, action: r.value.action, budget: r.value.budget, cooldownUntilMs: r.value.cooldownUntilMs, ms: performance.now() - t0 });
   }
 }
 

@@ -1,9 +1,8 @@
 // The tool-call hooks: before_tool_call (allow, warn or block), the tool-result middleware (the
-// warning note OpenClaw's core would append), after_tool_call (the outcome, queued: see
-// outcome-queue.js) and after_compaction (arms the post-compaction guard). Like bot-hooks.js, each
-// takes the process's Runtime (runtime.js), which holds the client and the bookkeeping between
-// hooks; the decisions are the policy's.
-import { resultNow } from './outcome-queue.js';
+// warning note OpenClaw's core would append), after_tool_call (the outcome, queued by the
+// Supervisor: loopguard's lib/outcome-queue.js) and after_compaction (arms the post-compaction
+// guard). Like bot-hooks.js, each takes the process's Runtime (index.js), which holds the
+// Supervisor and the bookkeeping between hooks; the decisions are the policy's.
 
 /** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
 export const warningNote = (count) =>
@@ -19,7 +18,7 @@ export function beforeToolCall(rt, event, ctx) {
   const agent = ctx?.agentId;
   const callId = event?.toolCallId ?? ctx?.toolCallId;
   rt.sessions.set(session, { run, agent });
-  rt.outcomes.flush('before_tool_call'); // an outcome waiting may abort this run
+  rt.client?.flushOutcomes('before_tool_call'); // an outcome waiting may abort this run
   const aborted = run ? rt.abortedRuns.get(run) : undefined;
   if (aborted) {
     if (callId) rt.ourBlocks.set(callId, true);
@@ -28,7 +27,7 @@ export function beforeToolCall(rt, event, ctx) {
   }
   const call = { session, tool: String(event?.toolName ?? 'tool'), args: event?.params ?? {}, run, agent, callId };
   const tp = performance.now();
-  const r = rt.call('check', call);
+  const r = rt.call('beforeToolCall', call);
   const ms = performance.now() - t0;
   const policyMs = performance.now() - tp;
   if (!r.ok) {
@@ -41,7 +40,6 @@ export function beforeToolCall(rt, event, ctx) {
     return undefined;
   }
   const v = r.value;
-  rt.dirty = true;
   rt.counters.decisions += 1;
   rt.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policyMs, policy: rt.client.info?.policy?.version });
   if (v.action === 'block') {
@@ -68,7 +66,7 @@ export function toolResult(rt, event) {
 
 /**
  * after_tool_call: queues the outcome of a call this plugin let through; it is recorded before
- * the policy's next call or while the next model call runs (outcome-queue.js).
+ * the policy's next call or while the next model call runs (Supervisor#afterToolOutcomeLater).
  */
 export function afterToolCall(rt, event, ctx) {
   const callId = event?.toolCallId ?? ctx?.toolCallId;
@@ -80,20 +78,23 @@ export function afterToolCall(rt, event, ctx) {
   if (!call) return; // never checked (a tool the gateway did not dispatch, or the plugin failed open)
   let outcome;
   if (event.error !== undefined && event.error !== null) outcome = { error: event.error };
-  else if (event.result !== undefined) outcome = resultNow(note ? withoutNote(event.result, note) : event.result);
+  else if (event.result !== undefined) outcome = { result: note ? withoutNote(event.result, note) : event.result };
   else return;
-  rt.outcomes.push({ call, callId, outcome, queueMs: performance.now() - t0 });
+  rt.ensure();
+  const item = { call, callId, queueMs: 0 };
+  rt.client.afterToolOutcomeLater(call, outcome, (r, at) => recordOutcome(rt, item, r, at));
+  item.queueMs = performance.now() - t0;
 }
 
-/** Records one queued outcome; `at` is what recorded it (a hook, a policy call, the timer). */
-export function recordOutcome(rt, { call, callId, outcome, queueMs }, at) {
-  const t0 = performance.now();
-  const r = rt.call('outcome', call, outcome);
-  const ms = performance.now() - t0;
-  if (!r.ok) return;
-  rt.dirty = true;
+/** The verdict of one queued outcome; `at` is what recorded it (a hook, a policy call, the timer). */
+function recordOutcome(rt, { call, callId, queueMs }, r, at) {
+  if (!r.ok) {
+    rt.counters.failures += 1;
+    rt.event({ event: 'policy-failed', op: 'afterToolOutcome', reason: r.reason, error: r.error?.message, failMode: rt.settings.failMode });
+    return;
+  }
   const v = r.value;
-  rt.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, queueMs, ms, recordedAt: at });
+  rt.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, queueMs, recordedAt: at });
   if (v.action === 'abort') {
     if (call.run) rt.abortedRuns.set(call.run, v.message);
     rt.log('warn', `post-compaction loop in ${call.session}: every further call of run ${call.run} is blocked (${v.message})`);
@@ -107,9 +108,8 @@ export function afterCompaction(rt, event, ctx) {
   if (!session) return;
   const last = rt.sessions.get(session);
   const t0 = performance.now();
-  const r = rt.call('compaction', session, last?.run, ctx?.agentId ?? last?.agent);
+  const r = rt.call('afterCompactionRetry', session, last?.run, ctx?.agentId ?? last?.agent);
   if (!r.ok) return;
-  rt.dirty = true;
   rt.event({ event: 'decision', hook: 'after_compaction', session, run: last?.run, action: r.value.action, remaining: r.value.remaining, ms: performance.now() - t0 });
 }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fakeGateway, readLog, reset, tmpDir } from './helpers.mjs';
 import { policyDocument, profileFor, resolveSettings } from '../src/config.js';
-import { warningNote } from '../src/runtime.js';
+import { warningNote } from '../src/tool-hooks.js';
 import { sharedState } from '../src/index.js';
 
 const here = import.meta.dirname;
@@ -136,7 +136,7 @@ test('after_tool_call queues the outcome: recorded in order before the next poli
   g.toolCall();
   g.fire('gateway_stop', {}, {});
   assert.deepEqual(recorded().at(-1), 'save', 'the state file gets the waiting outcome');
-  assert.equal(g.rt.outcomes.size, 0);
+  assert.equal(g.rt.client.pendingOutcomes, 0);
 });
 
 test('a queued outcome is the result as the hook saw it: the gateway changing the object later changes nothing', () => {
@@ -268,7 +268,7 @@ test('isolation auto: the package\'s own policy runs inline, a policy file in th
   assert.equal(resolveSettings({ policy: '/x.wasm', isolation: 'inline' }).isolation, 'inline');
   const g = fakeGateway({ config: { compat: 'documented' } });
   g.toolCall();
-  assert.equal(g.rt.client.constructor.name, 'InlineClient');
+  assert.equal(g.rt.client.isolation, 'inline');
 });
 
 test('a spinning policy: the call is answered at its deadline and the policy replaced', { skip: !fs.existsSync(HOSTILE) && 'no hostile build' }, () => {
@@ -279,7 +279,7 @@ test('a spinning policy: the call is answered at its deadline and the policy rep
   const r = g.toolCall({ session: 'agent:main:__loop__' });
   const ms = performance.now() - t0;
   assert.equal(r.blocked, true);
-  assert.match(r.texts[0], /\(timeout: no answer within 200 ms\)/);
+  assert.match(r.texts[0], /\(timeout: [^)]*no answer within 200 ms\)/);
   assert.ok(ms < 1500, `answered in ${ms} ms`);
   assert.equal(g.toolCall({ run: 's' }).blocked, false, 'the replacement answers');
 });
