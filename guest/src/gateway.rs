@@ -5,15 +5,14 @@
 //! group-thread coordinator. Every path that decides goes through the methods here: the WIT
 //! resource (`component.rs`, built for wasm32 only), the batch path ([`Gateway::apply_events`]) and `replay`.
 //! Inputs arrive already read ([`crate::trace`] for trace lines) or as the JSON text of the typed
-//! calls, read once by [`crate::input`]'s rules; a call's fingerprint is computed once per call
-//! ([`FactsMemo`]).
+//! calls, read by [`crate::input`]'s rules.
 
 use crate::bot_loop::{BotDecision, BotFacts, BotGuard};
 use crate::config::Config;
 use crate::error::PolicyError;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
 use crate::store::BoundedMap;
-use crate::tool_loop::{CompactionVerdict, FactsMemo, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
+use crate::tool_loop::{CallFacts, CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
 
 /// One gateway's guard state and config.
@@ -23,8 +22,6 @@ pub struct Gateway {
     pub(crate) sessions: BoundedMap<String, Session>,
     pub(crate) bots: BotGuard,
     pub(crate) groups: GroupCoordinator,
-    /// Fingerprints of the last calls given as text (not state: never exported).
-    pub(crate) facts: FactsMemo,
 }
 
 /// Counters for metrics.
@@ -50,7 +47,6 @@ impl Gateway {
             sessions: BoundedMap::new(l.max_sessions),
             bots: BotGuard::new(l.max_pairs).with_rules(config.profile.bot),
             groups: GroupCoordinator::new(l.max_group_threads),
-            facts: FactsMemo::default(),
             config,
         }
     }
@@ -74,7 +70,7 @@ impl Gateway {
     /// explicitly disabled). Fails only on argument text that is not JSON or is too large.
     pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> Result<ToolVerdict, PolicyError> {
         let settings = self.config.tools.for_agent(call.agent);
-        let facts = self.facts.facts(call, settings.rules)?;
+        let facts = CallFacts::of(call, settings.rules)?;
         Ok(self.sessions.entry_or_insert_with(call.session, Session::default).check(call, &facts, settings))
     }
 
@@ -86,7 +82,7 @@ impl Gateway {
         outcome: Outcome<'_>,
     ) -> Result<OutcomeVerdict, PolicyError> {
         let settings = self.config.tools.for_agent(call.agent);
-        let facts = self.facts.facts(call, settings.rules)?;
+        let facts = CallFacts::of(call, settings.rules)?;
         let send_tools = &self.config.limits.send_tools;
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
         Ok(session.outcome(call, &facts, outcome, settings, send_tools))
@@ -118,7 +114,7 @@ impl Gateway {
             conversation: m.conversation,
             sender: m.sender,
             receiver: m.receiver,
-            now_ms: m.ts_ms,
+            now: crate::time::Millis(m.ts_ms),
             event_id: m.event_id,
         };
         Ok(self.bots.record_and_check(&facts, &settings))

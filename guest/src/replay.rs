@@ -10,7 +10,6 @@ use crate::error::PolicyError;
 use crate::gateway::Gateway;
 use crate::group::{GroupStart, GroupStep};
 use crate::js::is_js_space;
-use crate::json::len_until;
 use crate::tool_loop::{CompactionVerdict, OutcomeVerdict, ToolAction, ToolVerdict};
 use crate::trace::{self, Event, Lines};
 use std::fmt::Write as _;
@@ -23,16 +22,11 @@ pub fn replay(config: &str, trace: &str) -> Result<String, PolicyError> {
 impl Gateway {
     /// Applies JSON Lines events; `first_line` numbers the first line. Returns the decisions.
     pub fn apply_events(&mut self, text: &str, first_line: u32) -> Result<String, PolicyError> {
-        // Sized for lines of ~128 bytes (at most 4,096 of them, ~1.6 MB, whatever the batch), so
-        // that a replay chunk of shorter ones grows once or not at all: growing (each time a
-        // copy of everything read so far) was ~0.2 k instructions of a bot event (callgrind).
-        let mut batch = Lines::with_capacity((text.len() / 128 + 1).min(4096));
+        let mut batch = Lines::default();
         let keys = self.config.lone_keys();
         let mut unreadable = None;
-        for (i, line) in lines(text).enumerate() {
+        for (i, line) in text.split('\n').enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
-            // Not `js_trim(line).is_empty()`: that scans from both ends, this stops at a line's
-            // first `{` (~0.15 k instructions a bot event in replay, callgrind).
             if line.chars().all(is_js_space) {
                 continue;
             }
@@ -62,13 +56,7 @@ impl Gateway {
     /// read the arguments, so the one fallible decision (a bot message's timestamp) cannot fail
     /// here.
     fn apply(&mut self, n: u32, e: &Event<'_>, out: &mut String) -> Result<(), PolicyError> {
-        // Every decision line starts so: pieces and itoa instead of `write!`, whose formatting
-        // machinery was ~0.7 k instructions of a bot event's ~25 k in replay (callgrind).
-        out.push_str("{\"line\":");
-        out.push_str(itoa::Buffer::new().format(n));
-        out.push_str(",\"kind\":\"");
-        out.push_str(e.kind());
-        out.push_str("\",\"action\":");
+        let _ = write!(out, "{{\"line\":{n},\"kind\":\"{}\",\"action\":", e.kind());
         match e {
             Event::ToolCall(call) => write_tool_verdict(&self.check_tool_call(call)?, out),
             Event::ToolResult(call, outcome) => match self.record_tool_outcome(call, *outcome)? {
@@ -95,13 +83,7 @@ impl Gateway {
                         Budget::Pair => "pair",
                         Budget::Burst => "burst",
                     };
-                    // Pieces, not `write!`: a suppression was ~1.2 k instructions with it, ~7 % of
-                    // the bench's bot trace (callgrind).
-                    out.push_str("\"suppress\",\"cooldown_until_ms\":");
-                    out.push_str(itoa::Buffer::new().format(cooldown_until_ms));
-                    out.push_str(",\"budget\":\"");
-                    out.push_str(b);
-                    out.push('"');
+                    let _ = write!(out, "\"suppress\",\"cooldown_until_ms\":{cooldown_until_ms},\"budget\":\"{b}\"");
                 }
             },
             Event::GroupMessage(m) => match self.start_group_thread(m) {
@@ -120,33 +102,14 @@ impl Gateway {
     }
 }
 
-/// `text.split('\n')`, with the line ends found eight bytes at a time ([`len_until`]).
-fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let r = rest?;
-        let end = len_until(r.as_bytes(), b'\n');
-        // `end` is at a newline (ASCII, so a char boundary) or the end of the text.
-        rest = r.get(end + 1..);
-        Some(&r[..end])
-    })
-}
-
 fn write_tool_verdict(v: &ToolVerdict, out: &mut String) {
     let action = match v.action {
         ToolAction::Allow => return out.push_str("\"allow\""),
         ToolAction::Warn => "warn",
         ToolAction::Block => "block",
     };
-    // Pieces, not `write!` (as for every decision line's start): a warning is ~11 % of the
-    // bench's tool trace.
-    out.push('"');
-    out.push_str(action);
-    out.push_str("\",\"detector\":\"");
-    out.push_str(v.detector.map_or("", |d| d.as_str()));
-    out.push_str("\",\"count\":");
-    out.push_str(itoa::Buffer::new().format(v.count));
-    out.push_str(",\"message\":");
+    let detector = v.detector.map_or("", |d| d.as_str());
+    let _ = write!(out, "\"{action}\",\"detector\":\"{detector}\",\"count\":{},\"message\":", v.count);
     write_string(v.message.as_deref().unwrap_or(""), out);
     if v.action == ToolAction::Warn {
         out.push_str(if v.notify { ",\"notify\":true" } else { ",\"notify\":false" });
@@ -176,14 +139,4 @@ fn write_list(items: &[String], out: &mut String) {
         write_string(s, out);
     }
     out.push(']');
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn lines_are_what_split_gives() {
-        for text in ["", "\n", "a", "a\n", "\na\n\nb", "{\"k\":1}\r\n{\"k\":2}\n\n", &"é\n".repeat(20)] {
-            assert_eq!(super::lines(text).collect::<Vec<_>>(), text.split('\n').collect::<Vec<_>>(), "{text:?}");
-        }
-    }
 }

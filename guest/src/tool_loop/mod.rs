@@ -8,7 +8,7 @@
 //! to stop. This module reproduces that decision for decision.
 //!
 //! ## How
-//! - [`facts`] fingerprints a call once per call; [`outcome`] hashes what a tool returned, per tool family, so volatile fields do not hide a
+//! - [`facts`] fingerprints a call; [`outcome`] hashes what a tool returned, per tool family, so volatile fields do not hide a
 //!   loop; [`history`] keeps the records of one session.
 //! - One file per detector, each `check(&Scope, &LoopSettings) -> Option<Finding>` over the
 //!   session's history, run in OpenClaw's order by [`Session::check`]: [`unknown_tool`],
@@ -37,7 +37,7 @@ pub mod unknown_tool;
 pub mod warnings;
 
 use crate::digest::Digest;
-pub use facts::{Args, CallFacts, FactsMemo};
+pub use facts::{Args, CallFacts};
 use history::Record;
 pub use outcome::{HashedOutcome, Outcome};
 pub use session::{Session, SessionWire};

@@ -100,10 +100,7 @@ pub fn event<'a>(v: Line<'a, 'a>, n: u32) -> Result<Event<'a>, PolicyError> {
             let call = ToolCall {
                 session: f.req_str(F::Session)?,
                 tool: f.req_str(F::Tool)?,
-                args: {
-                    let value = f.req_any(F::Args)?;
-                    v.args_text().map_or(Args::Value(value), |text| Args::Read { value, text })
-                },
+                args: Args::Value(f.req_any(F::Args)?),
                 run: f.opt_str(F::Run)?,
                 agent: f.opt_str(F::Agent)?,
                 call_id: f.opt_str(F::CallId)?,
@@ -172,7 +169,6 @@ impl<'a> Fields<'a> {
         self.err(field.name(), "missing required field")
     }
 
-    #[inline]
     fn req_str(&self, field: F) -> Result<&'a str, PolicyError> {
         match self.v.text(field) {
             Some(Ok(s)) => Ok(s),
@@ -180,7 +176,6 @@ impl<'a> Fields<'a> {
         }
     }
 
-    #[inline]
     fn opt_str(&self, field: F) -> Result<Option<&'a str>, PolicyError> {
         match self.v.text(field) {
             None => Ok(None),
@@ -189,10 +184,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The error of a string field that is missing (`found` `None`) or not a string. Out of
-    /// line: the two readers above are inlined at every field of every event.
-    #[cold]
-    #[inline(never)]
+    /// The error of a string field that is missing (`found` `None`) or not a string.
     fn not_str(&self, field: F, found: Option<&Json<'_>>, when: &str) -> PolicyError {
         match found {
             None => self.missing(field),
