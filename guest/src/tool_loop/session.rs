@@ -14,23 +14,18 @@ use super::{
     CompactionVerdict, Finding, Outcome, OutcomeVerdict, Scope, ToolAction, ToolCall, ToolVerdict,
     MAX_GUARDS_PER_SESSION,
 };
+use crate::config::profile::releases::apply_tool_name_aliases;
 use crate::config::profile::{RecordCalls, ToolRules};
 use crate::config::tool::LoopSettings;
-use crate::js::{js_trim, same_text};
+use crate::js::same_text;
 
 /// The tool name the detectors see: as given, or as the profile's caller normalizes it
-/// ([`ToolRules::tool_name_aliases`]).
+/// ([`ToolRules::tool_name_aliases`], the rule of
+/// [`normalize_tool_name`](crate::config::profile::releases::normalize_tool_name)).
 pub fn tool_name<'t>(raw: &'t str, rules: &ToolRules) -> Cow<'t, str> {
-    let Some(aliases) = rules.tool_name_aliases else { return Cow::Borrowed(raw) };
-    if raw.is_empty() {
-        return Cow::Borrowed("tool");
-    }
-    let trimmed = js_trim(raw);
-    let changes = trimmed.chars().any(|c| c.to_lowercase().ne(std::iter::once(c)));
-    let folded = if changes { Cow::Owned(trimmed.to_lowercase()) } else { Cow::Borrowed(trimmed) };
-    match aliases.iter().find(|(from, _)| *from == folded) {
-        Some((_, to)) => Cow::Borrowed(to),
-        None => folded,
+    match rules.tool_name_aliases {
+        Some(aliases) => apply_tool_name_aliases(raw, aliases),
+        None => Cow::Borrowed(raw),
     }
 }
 
@@ -292,10 +287,12 @@ mod tests {
             ("   ", ""),
             ("exec", "exec"),
             ("Web.Search", "web.search"),
+            ("\u{feff}X\u{85}", "x\u{85}"),
         ];
         for (raw, want) in cases {
             assert_eq!(tool_name(raw, &OPENCLAW_2026_9.tool), want, "{raw:?}");
             assert_eq!(tool_name(raw, &DOCUMENTED.tool), raw, "documented: as given");
+            assert_eq!(crate::config::profile::releases::normalize_tool_name(raw), want, "{raw:?}");
         }
     }
 }

@@ -1,8 +1,37 @@
 //! The profiles themselves: one constant per behaviour (see [`super`] for what each part means).
 
+use std::borrow::Cow;
+
 use super::{
     BotRules, DerivedMentions, GroupRules, Profile, RecordCalls, RecoveryTexts, ToolDefaults, ToolRules, ToolTexts,
 };
+use crate::js::js_trim;
+
+/// NOTES §2.7: `TOOL_NAME_ALIASES` of tool-policy-shared (openclaw 2026.9).
+const TOOL_NAME_ALIASES: &[(&str, &str)] = &[("bash", "exec"), ("apply-patch", "apply_patch"), ("cron", "automations")];
+
+/// The tool name OpenClaw 2026.9's guard sees for a call: `normalizeToolPolicyName(name || "tool")`
+/// of tool-policy-shared (NOTES §2.7): `"tool"` for an empty name, else JS-trimmed, lowercased,
+/// and the aliases `bash` → `exec`, `apply-patch` → `apply_patch`, `cron` → `automations`
+/// applied. The one copy of this rule: the `openclaw-2026.9` profile's calls go through it, and
+/// so does the transcript importer (`loopguard-transcripts`), which must hash the same names.
+pub fn normalize_tool_name(raw: &str) -> Cow<'_, str> {
+    apply_tool_name_aliases(raw, TOOL_NAME_ALIASES)
+}
+
+/// [`normalize_tool_name`] with a profile's alias table.
+pub(crate) fn apply_tool_name_aliases<'t>(raw: &'t str, aliases: &[(&str, &'static str)]) -> Cow<'t, str> {
+    if raw.is_empty() {
+        return Cow::Borrowed("tool");
+    }
+    let trimmed = js_trim(raw);
+    let changes = trimmed.chars().any(|c| c.to_lowercase().ne(std::iter::once(c)));
+    let folded = if changes { Cow::Owned(trimmed.to_lowercase()) } else { Cow::Borrowed(trimmed) };
+    match aliases.iter().find(|(from, _)| *from == folded) {
+        Some((_, to)) => Cow::Borrowed(to),
+        None => folded,
+    }
+}
 
 /// The behaviour of spec/tool-loop.md and spec/bot-loop.md: every knob configurable, the texts
 /// of the documentation. The default.
@@ -74,8 +103,7 @@ pub const OPENCLAW_2026_9: Profile = Profile {
         update_plan_shape: false,
         // NOTES §2.6 item 7: `isMessagingToolSendAction` also names these two.
         send_tools: &["sessions_send", "conversations_send", "conversations_turn"],
-        // NOTES §2.7: `TOOL_NAME_ALIASES` of tool-policy-shared.
-        tool_name_aliases: Some(&[("bash", "exec"), ("apply-patch", "apply_patch"), ("cron", "automations")]),
+        tool_name_aliases: Some(TOOL_NAME_ALIASES),
     },
     bot: BotRules { replay_before_cooldown: true },
     group: GroupRules {
