@@ -26,7 +26,7 @@ pub enum Outcome {
 pub struct ToolCall {
     /// The session key.
     pub session: Arc<str>,
-    /// The tool name, normalized the way OpenClaw's guard saw it (see [`crate::normalize_tool_name`]).
+    /// The tool name, normalized the way OpenClaw's guard saw it (`loopguard_policy::config::profile::releases::normalize_tool_name`).
     pub tool: String,
     /// The call's arguments as the model wrote them.
     pub args: Value,

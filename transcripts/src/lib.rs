@@ -5,85 +5,96 @@
 //! `id`/`parentId`), older releases in JSONL files, and exports in trajectory bundles. This crate
 //! reads all three without loading a store into memory, follows each session's active branch the
 //! way OpenClaw does, and turns the records into loopguard trace events
-//! (`spec/trace-format.md`) exactly as OpenClaw's own loop guard saw the calls and outcomes. It
-//! then builds the report from the decisions a replay produced, and compares two configs.
+//! (`docs/spec/trace-format.md`) exactly as OpenClaw's own loop guard saw the calls and outcomes:
+//! the tool names go through the policy's own
+//! `loopguard_policy::config::profile::releases::normalize_tool_name`. It then builds the report
+//! from the decisions a replay produced, and compares two configs.
 //!
-//! How a CLI wires it (`loopguard import PATH… --config C [--set K=V]… [--what-if-set K=V]… [--json]`);
-//! the replay is the host's `Gateway::apply_events` (or the policy core's, as in this crate's
-//! tests), one gateway per config, fed session after session:
+//! ## The command
 //!
-//! ```no_run
-//! use loopguard_transcripts::{apply_overrides, discover, what_if, Importer, ReportBuilder, TerminalProgress};
-//! # struct Gateway;
-//! # impl Gateway {
-//! #     fn new(_config: &str) -> Gateway { Gateway }
-//! #     fn apply_events(&mut self, _trace: &str, _first_line: u32) -> String { String::new() }
-//! # }
+//! `loopguard transcripts` is this crate behind the CLI (`host/src/transcripts`):
+//!
+//! ```text
+//! loopguard transcripts [--config FILE] [--policy FILE.wasm] PATH...          # the report, a table
+//! loopguard transcripts --config openclaw.json5 --set tools.loopDetection.criticalThreshold=12 PATH...
+//! loopguard transcripts --config a.json5 --compare b.json5 PATH...           # what changes under b
+//! loopguard transcripts --json PATH...                                        # report as JSON Lines
+//! loopguard transcripts --trace PATH...                                       # the trace events, no replay
+//! ```
+//!
+//! `PATH` is a state directory (`~/.openclaw`), an agent's `.sqlite`, a JSONL transcript or a
+//! directory of them, or a trajectory export. `--set KEY=VALUE` (repeatable) and `--compare FILE`
+//! replay a second time under the changed config and list the sessions whose verdicts change.
+//!
+//! ## The library
+//!
+//! [`discover`] finds the sessions under the paths, an [`Importer`] reads them one at a time as
+//! [`SessionTrace`]s, a replay (the host's gateway, or here the policy's native core) decides each
+//! event, and a [`ReportBuilder`] folds the decisions into a [`Report`]:
+//!
+//! ```
+//! use loopguard_policy::gateway::Gateway;
+//! use loopguard_transcripts::{discover, Importer, ReportBuilder};
+//!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let config_a = std::fs::read_to_string("openclaw.json5")?;
-//! let config_b = apply_overrides(&config_a, &["tools.loopDetection.criticalThreshold=12"])?;
-//! let found = discover(&["/home/me/.openclaw"]);
-//! let mut failed = !found.errors.is_empty();
-//! for e in &found.errors {
-//!     eprintln!("error: {e}");
-//! }
-//! let (mut a, mut b) = (Gateway::new(&config_a), Gateway::new(&config_b));
-//! let (mut report_a, mut report_b) = (ReportBuilder::new(), ReportBuilder::new());
-//! let mut line = 1u32;
-//! let mut importer = Importer::default();
-//! for trace in importer.traces(&found.sessions).with_progress(TerminalProgress::new()) {
-//!     for e in &trace.read.errors {
-//!         eprintln!("error: {e}");
-//!         failed = true;
-//!     }
-//!     let text = trace.trace_text();
-//!     let decisions_a = a.apply_events(&text, line);
-//!     let decisions_b = b.apply_events(&text, line);
+//! # use serde_json::json;
+//! # let dir = tempfile::tempdir()?;
+//! # let mut lines = vec![json!({"type": "session", "version": 3, "id": "s1"}).to_string()];
+//! # let mut parent = serde_json::Value::Null;
+//! # for i in 0..12 {
+//! #     let (c, r, t) = (format!("c{i}"), format!("r{i}"), format!("t{i}"));
+//! #     lines.push(json!({"type": "message", "id": c, "parentId": parent, "timestamp": "2026-12-01T20:00:00.000Z",
+//! #         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": t, "name": "Read", "arguments": {"path": "a"}}]}}).to_string());
+//! #     lines.push(json!({"type": "message", "id": r, "parentId": c, "timestamp": "2026-12-01T20:00:00.500Z",
+//! #         "message": {"role": "toolResult", "toolCallId": t, "toolName": "Read", "content": [{"type": "text", "text": "same"}], "isError": false}}).to_string());
+//! #     parent = json!(r);
+//! # }
+//! # std::fs::write(dir.path().join("s1.jsonl"), lines.join("\n") + "\n")?;
+//! # let state_dir = dir.path();
+//! let found = discover(&[state_dir]);
+//! let mut gateway = Gateway::from_config(r#"{"tools":{"loopDetection":{"enabled":true}}}"#)?;
+//! let (mut report, mut line) = (ReportBuilder::new(), 1);
+//! for trace in Importer::default().traces(&found.sessions) {
+//!     let decisions = gateway.apply_events(&trace.trace_text(), line)?;
 //!     line += trace.events.len() as u32;
-//!     report_a.add_trace(&trace, &decisions_a.lines().collect::<Vec<_>>())?;
-//!     report_b.add_trace(&trace, &decisions_b.lines().collect::<Vec<_>>())?;
+//!     report.add_trace(&trace, &decisions.lines().collect::<Vec<_>>())?;
 //! }
-//! let (report_a, report_b) = (report_a.finish(), report_b.finish());
-//! print!("{}", report_a.to_table()); // or report_a.write_jsonl(&mut std::io::stdout())? for --json
-//! print!("{}", what_if(&report_a, &report_b).to_table());
-//! std::process::exit(i32::from(failed));
+//! let report = report.finish();
+//! print!("{}", report.to_table()); // or report.write_jsonl(&mut std::io::stdout())?, as --json does
+//! assert_eq!((report.summary.tool_calls, report.summary.sessions_with_warnings), (12, 1));
+//! # Ok(())
 //! # }
 //! ```
 //!
-//! For a session too large to hold, [`Importer::read_session`] streams its events to a closure
-//! instead, and [`SessionTally::observe`] folds one decision at a time.
+//! For a what-if, replay the same traces on a second gateway (built from
+//! [`apply_overrides`]`(config, &["KEY=VALUE"])`) into a second builder and compare with
+//! [`what_if`]. For a session too large to hold, [`Importer::read_session`] streams its events to
+//! a closure instead, and [`SessionTally::observe`] folds one decision at a time.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod discover;
 mod error;
 mod event;
-mod jsonl;
 mod mapping;
 mod overrides;
 mod progress;
-mod reader;
+mod read;
 mod record;
 mod report;
 mod session;
-mod store;
 mod table;
-mod text;
-mod trajectory;
-mod tree;
+mod timestamp;
 mod whatif;
 
-pub use discover::{discover, Discovery, Skipped};
 pub use error::{Error, ErrorKind, Location};
 pub use event::{Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
 pub use mapping::SessionStats;
 pub use overrides::{apply_overrides, OverrideError};
 pub use progress::{progress_fn, NoProgress, Progress, ProgressFn, TerminalProgress};
-pub use reader::{ImportOptions, Importer, SessionRead, SessionTrace, Traces};
+pub use read::{discover, Discovery, ImportOptions, Importer, SessionRead, SessionTrace, Skipped, Traces};
 pub use report::{
     Decision, DecisionError, DetectorCounts, DetectorSummary, Finding, Report, ReportBuilder, SessionRow, SessionTally,
     Summary,
 };
 pub use session::{KeySource, SessionInfo, SourceFormat};
-pub use text::normalize_tool_name;
 pub use whatif::{compare_rows, what_if, Change, SessionChange, WhatIf, WhatIfSummary};

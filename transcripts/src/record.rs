@@ -4,6 +4,7 @@
 //! text, provider replay data) is never needed, and building a `Value` for it would cost more
 //! than everything else an import does. Unknown fields are skipped by the parser.
 
+use loopguard_policy::js::js_trim;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -30,7 +31,7 @@ impl Member<'_> {
     /// `readNonBlankString`: the string when it is not blank after trimming.
     pub(crate) fn non_blank(&self) -> Option<&str> {
         match self {
-            Member::Str(s) if !crate::text::js_trim(s).is_empty() => Some(s),
+            Member::Str(s) if !js_trim(s).is_empty() => Some(s),
             _ => None,
         }
     }
@@ -93,7 +94,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
 
 /// `readNonBlankString` on a JSON value.
 pub(crate) fn non_blank_value(v: &serde_json::Value) -> Option<&str> {
-    v.as_str().filter(|s| !crate::text::js_trim(s).is_empty())
+    v.as_str().filter(|s| !js_trim(s).is_empty())
 }
 
 /// The tree facts of one record (OpenClaw's `TRANSCRIPT_NAVIGATION_KEYS` plus `version`).
@@ -198,7 +199,7 @@ impl Message<'_> {
         ]
         .into_iter()
         .filter_map(|m| m.as_str())
-        .map(crate::text::js_trim)
+        .map(js_trim)
         .find(|s| !s.is_empty())
         .map(str::to_string)
     }

@@ -21,7 +21,8 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::event::{Compaction, EventKind, EventRef, ImportedEvent, Recorded, ToolCall, ToolResult, TraceEvent};
 use crate::record::{is_tool_call_type, parse_parts, Entry, Member, Message};
 use crate::session::SessionInfo;
-use crate::text::{normalize_tool_name, parse_iso_ms};
+use crate::timestamp::parse_iso_ms;
+use loopguard_policy::config::profile::releases::normalize_tool_name;
 
 use outcome::classify;
 
@@ -169,7 +170,7 @@ impl Mapper {
                 continue;
             }
             let raw_name = part.name.as_str().unwrap_or("").to_string();
-            let tool = normalize_tool_name(&raw_name);
+            let tool = normalize_tool_name(&raw_name).into_owned();
             let args_raw = part.arguments.or(part.input);
             let args = match args_raw {
                 Some(raw) => {

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Finding, Report};
+use super::rows::{Finding, Report};
 use crate::table::count;
 
 fn cell(f: &Option<Finding>) -> String {

@@ -7,10 +7,11 @@
 use std::collections::BTreeMap;
 
 use crate::event::{EventKind, EventRef, Recorded};
-use crate::reader::SessionRead;
+use crate::read::SessionRead;
 use crate::session::SessionInfo;
 
-use super::{Decision, DecisionError, Finding, SessionRow};
+use super::decision::{Decision, DecisionError};
+use super::rows::{Finding, SessionRow};
 
 /// Folds one session's decisions into its [`SessionRow`].
 #[derive(Debug, Clone)]

@@ -1,33 +1,11 @@
-//! Small text rules copied from OpenClaw, so that names and times come out as its guard saw them.
-
-/// JS `String.prototype.trim` whitespace (spec/tool-loop.md: not U+0085, but U+FEFF).
-fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
-    )
-}
-
-/// JS `trim()`.
-pub(crate) fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_space)
-}
-
-/// The tool name OpenClaw's guard uses for a call: `normalizeToolPolicyName(name || "tool")`
-/// (2026.9.6 `tool-policy-shared`): trimmed, lowercased, and the aliases `bash` → `exec`,
-/// `apply-patch` → `apply_patch`, `cron` → `automations` applied. The guard hashes this name into
-/// `argsHash`, so a replay must use it too (spec/tool-loop.md: the host applies the aliases).
-pub fn normalize_tool_name(raw: &str) -> String {
-    let name = if raw.is_empty() { "tool" } else { raw };
-    let lower = js_trim(name).to_lowercase();
-    match lower.as_str() {
-        "bash" => "exec".to_string(),
-        "apply-patch" => "apply_patch".to_string(),
-        "cron" => "automations".to_string(),
-        _ => lower,
-    }
-}
+//! Event times: the ISO-8601 timestamps OpenClaw writes, as milliseconds since the epoch.
+//!
+//! Not an OpenClaw rule (those are the policy's: `loopguard_policy::js`,
+//! `loopguard_policy::config::profile::releases::normalize_tool_name`), only a parser. Kept
+//! by hand rather than taken from `time` or `chrono`: their RFC 3339 parsers refuse inputs this
+//! one has always read (an offset without a colon, `+0100`; a day past the month's end, which
+//! rolls over as in the civil-day formula), so switching would change the times, and with them
+//! the decisions, of transcripts that carry such stamps; the whole parser is 40 lines.
 
 /// Milliseconds since the epoch of an ISO-8601 UTC or offset timestamp as JS `toISOString`
 /// writes it (`2026-12-01T20:07:57.166Z`); `None` for anything else.
@@ -97,16 +75,5 @@ mod tests {
         assert_eq!(parse_iso_ms("2026-12-01T20:07:57.1Z"), Some(1_796_155_677_100));
         assert_eq!(parse_iso_ms("yesterday"), None);
         assert_eq!(parse_iso_ms("2026-13-01T20:07:57Z"), None);
-    }
-
-    #[test]
-    fn tool_names_as_the_guard_sees_them() {
-        assert_eq!(normalize_tool_name("exec"), "exec");
-        assert_eq!(normalize_tool_name(" Bash "), "exec");
-        assert_eq!(normalize_tool_name("apply-patch"), "apply_patch");
-        assert_eq!(normalize_tool_name("cron"), "automations");
-        assert_eq!(normalize_tool_name("Read"), "read");
-        assert_eq!(normalize_tool_name(""), "tool");
-        assert_eq!(normalize_tool_name("\u{feff}x\u{85}"), "x\u{85}");
     }
 }

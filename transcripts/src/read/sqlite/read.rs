@@ -11,13 +11,13 @@ use std::sync::Arc;
 use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
 use crate::mapping::Mapper;
-use crate::reader::Collector;
 use crate::record::Nav;
 use crate::session::SessionInfo;
-use crate::tree::TreeScan;
 
 use super::decode::Decoder;
-use super::{sqlite_err, Store};
+use super::store::{sqlite_err, Store};
+use crate::read::session_read::ReadBuilder;
+use crate::read::tree::TreeScan;
 
 impl Store {
     /// Streams one session's active branch to `sink`.
@@ -25,7 +25,7 @@ impl Store {
         &self,
         info: &Arc<SessionInfo>,
         sink: &mut dyn FnMut(ImportedEvent),
-        out: &mut Collector,
+        out: &mut ReadBuilder,
     ) {
         // One read transaction: both passes see the same snapshot while the gateway appends.
         if let Err(e) = self.conn.execute_batch("BEGIN") {
@@ -43,7 +43,7 @@ impl Store {
         &self,
         info: &Arc<SessionInfo>,
         sink: &mut dyn FnMut(ImportedEvent),
-        out: &mut Collector,
+        out: &mut ReadBuilder,
     ) -> rusqlite::Result<()> {
         let at = |seq: i64, kind: ErrorKind| {
             Error::new(kind, &self.path).in_session(&info.session_id).at(Location::Row(seq))
@@ -177,7 +177,7 @@ struct Pass1 {
 }
 
 impl Pass1 {
-    fn take(&mut self, seq: i64, nav: Result<Nav<'_>, Error>, out: &mut Collector) {
+    fn take(&mut self, seq: i64, nav: Result<Nav<'_>, Error>, out: &mut ReadBuilder) {
         self.seqs.push(seq);
         match nav {
             Ok(nav) => {

@@ -1,73 +1,42 @@
-//! Reading discovered sessions: one at a time, errors kept per session.
+//! The collector: finds the sessions under a path and reads each as trace events.
+//!
+//! Why one collector over several readers: OpenClaw wrote the same kind of history in three
+//! shapes over its releases (an agent's SQLite store, pi-format JSONL files, trajectory exports),
+//! and an operator points at a state directory without knowing which. [`discover`] lists the
+//! sessions of every source under the paths, each with its [`SourceFormat`]; [`Importer`] hands
+//! each session to its reader and collects the events, the counts and the errors. The readers
+//! stand side by side and have one shape: `read_session(info, sink, out)` streams the session's
+//! active branch to `sink` and fills `out` ([`ReadBuilder`]); none of them imports another or
+//! this file.
+//!
+//! - [`sqlite`]: agent stores (`transcript_events`, zstd rows) and their archive tables;
+//! - [`jsonl`]: pi JSONL transcripts, and any stream of their lines (cold and store archives);
+//! - [`trajectory`]: trajectory export directories;
+//! - [`tree`]: which records are on a session's active branch (for `sqlite` and `jsonl`);
+//! - [`lines`]: bounded line reading, shared by `jsonl` and `trajectory`.
 
+mod discover;
+mod jsonl;
+mod lines;
+mod session_read;
+mod sqlite;
+mod trajectory;
+mod tree;
+
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::event::ImportedEvent;
-use crate::mapping::SessionStats;
 use crate::progress::Progress;
 use crate::session::{SessionInfo, SourceFormat};
-use crate::store::Store;
+use jsonl::Lines;
+use sqlite::Store;
 
-/// Knobs for reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImportOptions {
-    /// Most errors kept per session; more are counted in [`SessionRead::errors_dropped`] (a store
-    /// with a million damaged rows must not build a million error values).
-    pub max_errors_per_session: usize,
-}
-
-impl Default for ImportOptions {
-    fn default() -> Self {
-        ImportOptions { max_errors_per_session: 100 }
-    }
-}
-
-/// What reading one session gave besides its events.
-#[derive(Debug, Default)]
-pub struct SessionRead {
-    /// Counts.
-    pub stats: SessionStats,
-    /// Errors, each naming the file, the session and the row or line (at most
-    /// [`ImportOptions::max_errors_per_session`]).
-    pub errors: Vec<Error>,
-    /// Errors beyond the cap.
-    pub errors_dropped: u64,
-}
-
-impl SessionRead {
-    /// No errors at all.
-    pub fn is_clean(&self) -> bool {
-        self.errors.is_empty() && self.errors_dropped == 0
-    }
-}
-
-/// Collects a session's errors up to the cap, and its stats.
-pub(crate) struct Collector {
-    cap: usize,
-    pub errors: Vec<Error>,
-    pub dropped: u64,
-    pub stats: SessionStats,
-}
-
-impl Collector {
-    pub(crate) fn new(cap: usize) -> Self {
-        Collector { cap, errors: Vec::new(), dropped: 0, stats: SessionStats::default() }
-    }
-
-    pub(crate) fn push(&mut self, e: Error) {
-        if self.errors.len() < self.cap {
-            self.errors.push(e);
-        } else {
-            self.dropped += 1;
-        }
-    }
-
-    fn finish(self) -> SessionRead {
-        SessionRead { stats: self.stats, errors: self.errors, errors_dropped: self.dropped }
-    }
-}
+pub use discover::{discover, Discovery, Skipped};
+pub(crate) use session_read::ReadBuilder;
+pub use session_read::{ImportOptions, SessionRead};
 
 /// One session's events, read whole (one session in memory at a time).
 #[derive(Debug)]
@@ -114,25 +83,22 @@ impl Importer {
     /// Streams one session's events to `sink`, in trace order, without holding them: memory
     /// stays bounded by the session's tree (ids only) and one record.
     pub fn read_session(&mut self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent)) -> SessionRead {
-        let mut out = Collector::new(self.options.max_errors_per_session);
+        let mut out = ReadBuilder::new(self.options.max_errors_per_session);
         match info.format {
             SourceFormat::AgentStore => match self.store_for(&info.file) {
                 Ok(store) => store.read_session(info, sink, &mut out),
                 Err(e) => out.push(e.in_session(&info.session_id)),
             },
-            SourceFormat::Jsonl => crate::jsonl::read_session(info, sink, &mut out),
+            SourceFormat::Jsonl => jsonl::read_session(info, sink, &mut out),
             SourceFormat::ColdArchive => self.read_cold(info, sink, &mut out),
             SourceFormat::StoreArchive => match self.store_for(&info.file) {
                 Ok(store) => {
                     let open = || store.archive_blob(&info.session_id);
-                    crate::jsonl::read_stream(info, &open, crate::jsonl::Lines::Records, sink, &mut out);
+                    jsonl::read_stream(info, &open, Lines::Records, sink, &mut out);
                 }
                 Err(e) => out.push(e.in_session(&info.session_id)),
             },
-            SourceFormat::Trajectory if info.file.ends_with(crate::trajectory::EVENTS_FILE) => {
-                crate::trajectory::read_events(info, sink, &mut out)
-            }
-            SourceFormat::Trajectory => crate::trajectory::read_session(info, sink, &mut out),
+            SourceFormat::Trajectory => trajectory::read_session(info, sink, &mut out),
         }
         out.finish()
     }
@@ -149,26 +115,20 @@ impl Importer {
         Traces { importer: self, sessions, next: 0, progress: None }
     }
 
-    /// A cold archive: a `.jsonl.zst` file, or a blob in the store.
-    fn read_cold(&mut self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
-        use crate::jsonl::{read_stream, Lines};
-        use std::io::BufRead;
-        if crate::discover::is_sqlite(&info.file) {
+    /// A cold archive: a `.jsonl.zst` file, or a blob in the store; its lines are envelopes
+    /// that the JSONL reader unpacks.
+    fn read_cold(&mut self, info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut ReadBuilder) {
+        if sqlite::is_sqlite(&info.file) {
             let store = match self.store_for(&info.file) {
                 Ok(s) => s,
                 Err(e) => return out.push(e.in_session(&info.session_id)),
             };
             let open = || store.cold_blob(&info.session_id);
-            read_stream(info, &open, Lines::ColdEnvelopes, sink, out);
+            jsonl::read_stream(info, &open, Lines::ColdEnvelopes, sink, out);
         } else {
             let path = info.file.clone();
-            let open = || -> Result<Box<dyn BufRead>, Error> {
-                let io = |e| Error::new(crate::error::ErrorKind::Io(e), &path);
-                let file = std::fs::File::open(&path).map_err(io)?;
-                let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
-                Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, decoder)))
-            };
-            read_stream(info, &open, Lines::ColdEnvelopes, sink, out);
+            let open = || -> Result<Box<dyn BufRead>, Error> { lines::open_zstd(&path) };
+            jsonl::read_stream(info, &open, Lines::ColdEnvelopes, sink, out);
         }
     }
 
@@ -179,7 +139,7 @@ impl Importer {
         }
         match &self.store {
             Some(s) => Ok(s),
-            None => Err(Error::new(crate::error::ErrorKind::UnknownSource, path)),
+            None => Err(Error::new(ErrorKind::UnknownSource, path)),
         }
     }
 }

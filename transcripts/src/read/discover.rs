@@ -8,14 +8,19 @@
 //! once, from the store.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
+use std::fs::File;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::Deserialize;
+
+use super::jsonl::{is_transcript_name, probe, Header};
+use super::sqlite::{is_sqlite, Store};
+use super::trajectory::{identity, BRANCH_FILE, EVENTS_FILE};
 use crate::error::{Error, ErrorKind};
+use crate::record::non_blank_value;
 use crate::session::{agent_from_key, KeySource, SessionInfo, SourceFormat};
-use crate::store::Store;
-use crate::trajectory::BRANCH_FILE;
 
 /// Something found but not read, and why (not an error: e.g. a cold-archived transcript).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,11 +66,6 @@ struct Found {
     keys: HashMap<PathBuf, HashMap<String, (String, KeySource)>>,
 }
 
-pub(crate) fn is_sqlite(path: &Path) -> bool {
-    let mut magic = [0u8; 16];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"SQLite format 3\0"
-}
-
 /// `.sqlite`, `.sqlite3` or `.db`: the names an agent store goes by.
 fn has_database_extension(path: &Path) -> bool {
     path.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "sqlite" | "sqlite3" | "db"))
@@ -92,7 +92,7 @@ impl Found {
             // A named `.sqlite` that is not SQLite is opened anyway: SQLite's own "file is not a
             // database" says more than "not a transcript source".
             self.store(path, explicit);
-        } else if crate::jsonl::is_transcript_name(name) {
+        } else if is_transcript_name(name) {
             self.jsonl(path, explicit);
         } else if explicit {
             self.errors.push(Error::new(ErrorKind::UnknownSource, path));
@@ -147,7 +147,7 @@ impl Found {
             let sessions = agent_dir.join("sessions");
             if let Ok(files) = read_dir_sorted(&sessions) {
                 let is_transcript =
-                    |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(crate::jsonl::is_transcript_name);
+                    |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(is_transcript_name);
                 for f in files.into_iter().filter(|p| is_transcript(p) && p.is_file()) {
                     self.jsonl(&f, true);
                 }
@@ -192,12 +192,12 @@ impl Found {
         if !self.first_time(path) {
             return;
         }
-        let header = match crate::jsonl::probe(path) {
+        let header = match probe(path) {
             Ok(h) => h,
             // Unreadable: say so. A first line that is not JSON: read it anyway when asked to
             // (the read names the line), skip it in a directory walk (likely not a transcript).
             Err(e) if matches!(e.kind(), ErrorKind::Io(_)) => return self.errors.push(e),
-            Err(_) if explicit => crate::jsonl::Header::default(),
+            Err(_) if explicit => Header::default(),
             Err(_) => return,
         };
         if !header.is_header && !explicit {
@@ -207,7 +207,7 @@ impl Found {
         let stem = name.split(".jsonl").next().unwrap_or(name).to_string();
         let session_id = header.session_id.unwrap_or(stem);
         let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let keys = self.keys.entry(dir.clone()).or_insert_with(|| crate::jsonl::known_keys(&dir));
+        let keys = self.keys.entry(dir.clone()).or_insert_with(|| known_keys(&dir));
         let (session_key, key_source) = match keys.get(&session_id) {
             Some(known) => known.clone(),
             None => (session_id.clone(), KeySource::SessionId),
@@ -228,7 +228,7 @@ impl Found {
         if !self.first_time(&branch) {
             return;
         }
-        let identity = match crate::trajectory::identity(dir) {
+        let identity = match identity(dir) {
             Ok(i) => i,
             Err(e) => return self.errors.push(e),
         };
@@ -239,7 +239,7 @@ impl Found {
             Some(k) => (k, KeySource::Manifest),
             None => (session_id.clone(), KeySource::SessionId),
         };
-        let events = dir.join(crate::trajectory::EVENTS_FILE);
+        let events = dir.join(EVENTS_FILE);
         self.sessions.push(SessionInfo {
             file: if events.is_file() { events } else { branch },
             format: SourceFormat::Trajectory,
@@ -309,4 +309,41 @@ fn agent_from_sessions_path(path: &Path) -> Option<String> {
     (sessions.file_name()? == "sessions" && agents.file_name()? == "agents")
         .then(|| id.file_name()?.to_str().map(str::to_string))
         .flatten()
+}
+
+/// Session id → key for the transcript files of `dir`: from the agent store beside it
+/// (`../agent/openclaw-agent.sqlite`, table `session_transcript_archives`, which keeps the key
+/// of every deleted or reset transcript), then from a legacy `sessions.json`.
+fn known_keys(dir: &Path) -> HashMap<String, (String, KeySource)> {
+    let mut keys: HashMap<String, (String, KeySource)> =
+        legacy_keys(dir).into_iter().map(|(id, key)| (id, (key, KeySource::SessionsJson))).collect();
+    let store = dir.parent().map(|p| p.join("agent").join("openclaw-agent.sqlite"));
+    if let Some(store) = store.filter(|p| p.is_file()) {
+        if let Ok(store) = Store::open(&store) {
+            keys.extend(store.archived_keys().into_iter().map(|(id, key)| (id, (key, KeySource::TranscriptArchives))));
+        }
+    }
+    keys
+}
+
+/// A legacy `sessions.json` (session key → entry with `sessionId`), as a map session id → key.
+fn legacy_keys(dir: &Path) -> HashMap<String, String> {
+    #[derive(Deserialize)]
+    struct Entry {
+        #[serde(rename = "sessionId", default)]
+        session_id: serde_json::Value,
+    }
+    let Ok(file) = File::open(dir.join("sessions.json")) else { return HashMap::new() };
+    let Ok(map) = serde_json::from_reader::<_, HashMap<String, serde_json::Value>>(BufReader::new(file)) else {
+        return HashMap::new();
+    };
+    let mut out = HashMap::new();
+    for (key, value) in map {
+        if let Ok(entry) = serde_json::from_value::<Entry>(value) {
+            if let Some(id) = non_blank_value(&entry.session_id) {
+                out.entry(id.to_string()).or_insert(key);
+            }
+        }
+    }
+    out
 }

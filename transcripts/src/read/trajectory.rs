@@ -2,7 +2,7 @@
 //! `events.jsonl` and `session-branch.json`.
 //!
 //! Both files hold the active branch, already resolved by OpenClaw's `readSessionBranch` (the
-//! same scan as [`crate::tree`]), paths redacted to `$WORKSPACE_DIR`:
+//! same scan as [`super::tree`]), paths redacted to `$WORKSPACE_DIR`:
 //!
 //! - `events.jsonl` (read when present): runtime events mixed with one transcript event per
 //!   record (`source:"transcript"`, `entryId`/`parentEntryId`, `data.message` for messages,
@@ -28,26 +28,26 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::lines::{read_line, LineEnd, MAX_LINE_BYTES};
+use super::session_read::ReadBuilder;
 use crate::error::{Error, ErrorKind, Location};
 use crate::event::ImportedEvent;
-use crate::jsonl::LineEnd;
 use crate::mapping::Mapper;
-use crate::reader::Collector;
-use crate::record::{non_blank_value, Entry, Member, Nav, OpenClawMeta};
+use crate::record::{non_blank_value, Entry, Member, Message, Nav, OpenClawMeta};
 use crate::session::SessionInfo;
 
 /// The branch file of an export directory.
-pub(crate) const BRANCH_FILE: &str = "session-branch.json";
+pub(super) const BRANCH_FILE: &str = "session-branch.json";
 
 /// What `manifest.json` and the branch header say about the session.
 #[derive(Debug, Default)]
-pub(crate) struct Identity {
+pub(super) struct Identity {
     pub session_id: Option<String>,
     pub session_key: Option<String>,
 }
 
 /// Reads `manifest.json` (small) and, if it lacks the session id, the branch header.
-pub(crate) fn identity(dir: &Path) -> Result<Identity, Error> {
+pub(super) fn identity(dir: &Path) -> Result<Identity, Error> {
     #[derive(Deserialize, Default)]
     #[serde(default)]
     struct Manifest {
@@ -143,7 +143,7 @@ impl<'de> Visitor<'de> for Entries<'_> {
 }
 
 /// The events file of an export directory.
-pub(crate) const EVENTS_FILE: &str = "events.jsonl";
+pub(super) const EVENTS_FILE: &str = "events.jsonl";
 
 #[derive(Deserialize)]
 struct LineHead<'a> {
@@ -168,11 +168,21 @@ struct TranscriptLine<'a> {
 #[derive(Deserialize)]
 struct LineData<'a> {
     #[serde(borrow, default)]
-    message: Option<crate::record::Message<'a>>,
+    message: Option<Message<'a>>,
+}
+
+/// Streams an export's session to `sink`: from its `events.jsonl` when discovery found one,
+/// else from its `session-branch.json`.
+pub(super) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut ReadBuilder) {
+    if info.file.ends_with(EVENTS_FILE) {
+        read_events(info, sink, out)
+    } else {
+        read_branch(info, sink, out)
+    }
 }
 
 /// Streams an export's `events.jsonl` transcript events to `sink`, in transcript order.
-pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut ReadBuilder) {
     use std::io::{Read, Seek, SeekFrom};
     let path = info.file.as_path();
     let err = |kind: ErrorKind, n: u64| Error::new(kind, path).in_session(&info.session_id).at(Location::Line(n));
@@ -187,7 +197,7 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
         let mut reader = BufReader::with_capacity(1 << 16, &mut file);
         let (mut offset, mut number, mut buf) = (0u64, 0u64, Vec::new());
         loop {
-            let (n, end) = match crate::jsonl::read_line(&mut reader, &mut buf) {
+            let (n, end) = match read_line(&mut reader, &mut buf) {
                 Ok(read) => read,
                 Err(e) => return out.push(io(e)),
             };
@@ -198,7 +208,7 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
             let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if end == LineEnd::TooLong {
-                out.push(err(ErrorKind::LineTooLong(crate::jsonl::MAX_LINE_BYTES), number));
+                out.push(err(ErrorKind::LineTooLong(MAX_LINE_BYTES), number));
             } else if !line.iter().all(u8::is_ascii_whitespace) {
                 match serde_json::from_slice::<LineHead<'_>>(line) {
                     Ok(h) if h.source.as_str() == Some("transcript") && h.ty.as_str() != Some("tool.call") => {
@@ -260,7 +270,7 @@ pub(crate) fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Imported
 }
 
 /// Streams the export's `session-branch.json` to `sink`.
-pub(crate) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut Collector) {
+fn read_branch(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out: &mut ReadBuilder) {
     let path: PathBuf = info.file.clone();
     let file = match File::open(&path) {
         Ok(f) => f,

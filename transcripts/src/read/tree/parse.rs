@@ -5,12 +5,15 @@
 //! `isCanonicalSessionEntryType`), checked line by line against them, while the scan in
 //! `tree/mod.rs` holds the state those facts update.
 
+use std::collections::HashMap;
+
 use crate::record::{Member, Nav};
 
-use super::{Id, TreeScan};
+/// A record id, interned (the first pass holds numbers, not strings).
+pub(super) type Id = u32;
 
 /// OpenClaw's canonical session entry types (`isCanonicalSessionEntryType`).
-pub(crate) fn is_canonical_type(ty: &str) -> bool {
+pub(super) fn is_canonical_type(ty: &str) -> bool {
     matches!(
         ty,
         "message"
@@ -41,13 +44,17 @@ pub(super) struct Parsed {
     pub(super) side: bool,
 }
 
-impl TreeScan {
+/// The ids seen so far, each interned once.
+#[derive(Default)]
+pub(super) struct Names(HashMap<Box<str>, Id>);
+
+impl Names {
     pub(super) fn intern(&mut self, s: &str) -> Id {
-        if let Some(&id) = self.names.get(s) {
+        if let Some(&id) = self.0.get(s) {
             return id;
         }
-        let id = self.names.len() as Id;
-        self.names.insert(s.into(), id);
+        let id = self.0.len() as Id;
+        self.0.insert(s.into(), id);
         id
     }
 
@@ -88,15 +95,15 @@ impl TreeScan {
     }
 
     /// `parseParentlessCanonicalEntry`: a canonical record without `parentId` hangs under the
-    /// current leaf.
-    pub(super) fn parse_parentless(&mut self, nav: &Nav<'_>, canonical: bool) -> Option<Parsed> {
+    /// current leaf (`leaf`).
+    pub(super) fn parse_parentless(&mut self, nav: &Nav<'_>, canonical: bool, leaf: Option<Id>) -> Option<Parsed> {
         if !canonical || nav.parent_id != Member::Absent {
             return None;
         }
         let id = nav.id.non_blank().map(str::to_string)?;
         let id = self.intern(&id);
         let side = nav.append_mode.as_str() == Some("side");
-        let leaf = if side { Leaf::Undefined } else { Leaf::Set(Some(id)) };
-        Some(Parsed { id, parent: self.leaf, leaf, append_parent: Some(id), side })
+        let moves = if side { Leaf::Undefined } else { Leaf::Set(Some(id)) };
+        Some(Parsed { id, parent: leaf, leaf: moves, append_parent: Some(id), side })
     }
 }

@@ -31,9 +31,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::record::{Member, Nav};
 
-use parse::{is_canonical_type, Leaf};
-
-type Id = u32;
+use parse::{is_canonical_type, Id, Leaf, Names};
 
 #[derive(Debug, Clone)]
 struct Node {
@@ -49,7 +47,7 @@ struct Node {
 /// The first pass: feed each record's tree facts in order, then ask for the active branch.
 #[derive(Default)]
 pub(crate) struct TreeScan {
-    names: HashMap<Box<str>, Id>,
+    names: Names,
     nodes: Vec<Node>,
     by_id: HashMap<Id, u32>,
     /// Positions of canonical records with a string id, for the flat case.
@@ -100,7 +98,7 @@ impl TreeScan {
                 self.flat.push(position);
             }
         }
-        let mut explicit = self.parse_explicit(nav);
+        let mut explicit = self.names.parse_explicit(nav);
         let leaf_control = ty == Some("leaf") && explicit.is_some();
         if let Some(e) = explicit.as_mut() {
             if leaf_control && self.latest_reset.is_some() {
@@ -120,7 +118,7 @@ impl TreeScan {
             };
             if !self.known(target) || !self.known(e.append_parent) {
                 let raw_parent = nav.parent_id.as_str().map(str::to_string);
-                let raw_parent = raw_parent.map(|s| self.intern(&s));
+                let raw_parent = raw_parent.map(|s| self.names.intern(&s));
                 self.invalid_leaf_controls.insert(e.id);
                 let node = Node {
                     id: e.id,
@@ -138,7 +136,7 @@ impl TreeScan {
         let was_explicit = explicit.is_some();
         let mut entry = match explicit {
             Some(e) => e,
-            None => match self.parse_parentless(nav, canonical) {
+            None => match self.names.parse_parentless(nav, canonical, self.leaf) {
                 Some(e) => e,
                 None => return,
             },

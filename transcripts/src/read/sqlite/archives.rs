@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind};
 
-use super::{sqlite_err, Store};
+use super::store::{sqlite_err, Store};
 
 impl Store {
     /// Session id → key of the deleted and reset transcripts (`session_transcript_archives`).
