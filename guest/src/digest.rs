@@ -27,56 +27,19 @@ pub mod tag {
 
 /// Streams text into blake3 through a buffer.
 ///
-/// Why a buffer: the canonical writer puts its text in pieces of a few bytes (a quote, a key, a
-/// colon), and each `blake3::Hasher::update` call has a fixed cost that dominated a decision
-/// (about a third of it, measured with `perf` on the decision benchmark's workload). Text goes
-/// into [`BUFFER`] bytes first; a text that fits (nearly every tool call and result) is hashed
-/// in one call at the end, a longer one is fed to the hasher a buffer at a time. Either way the
-/// digest is blake3 of the same bytes.
-///
-/// `N` is the buffer's size: [`BUFFER`] for canonical texts, less for short keys, because a new
-/// hasher's buffer is zeroed (in the component a `memory.fill` call into the runtime for 1 KiB).
+/// Why a buffer (speed code, kept for the replay floor of issue 48, `loopguard replay` ≥ 5× the
+/// TypeScript guard): the canonical writer puts its text in pieces of a few bytes (a quote, a
+/// key, a colon), and each `blake3::Hasher::update` call has a fixed cost that was about a third
+/// of a decision (`perf` on the decision benchmark's workload). Text goes into `N` bytes first;
+/// a text that fits (nearly every tool call and result) is hashed in one call at the end, a
+/// longer one is fed to the hasher a buffer at a time. Either way the digest is blake3 of the
+/// same bytes. `N` is [`BUFFER`] for canonical texts, less for short keys.
 pub struct Hasher<const N: usize = BUFFER> {
     /// blake3's incremental hasher, only for texts longer than the buffer. Boxed: it is ~1.9 KB,
     /// and a hasher is made for every digest.
     inner: Option<Box<blake3::Hasher>>,
     buf: [u8; N],
     len: usize,
-}
-
-/// `dst.copy_from_slice(src)` (equal lengths), with fixed-size moves up to 32 bytes.
-///
-/// Why: in the component a copy whose length is not a constant is a `memory.copy`, which
-/// wasmtime runs as a call into the runtime, and the canonical writer hands the hasher a piece
-/// of a few bytes at a time (a quote, a key, a colon). Two overlapping moves of a constant size
-/// are plain loads and stores. Measured on the decision benchmark's workload through wasmtime
-/// (callgrind, `decision_profile`), together with the memo's word-wise compare: 99.3 k → 87.3 k
-/// instructions per decision.
-#[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[u8]) {
-    let n = src.len();
-    match n {
-        0 => {}
-        1..=3 => {
-            dst[0] = src[0];
-            dst[n / 2] = src[n / 2];
-            dst[n - 1] = src[n - 1];
-        }
-        4..=7 => {
-            dst[..4].copy_from_slice(&src[..4]);
-            dst[n - 4..].copy_from_slice(&src[n - 4..]);
-        }
-        8..=16 => {
-            dst[..8].copy_from_slice(&src[..8]);
-            dst[n - 8..].copy_from_slice(&src[n - 8..]);
-        }
-        // Bot and account ids (Discord's are 19 digits): ~0.1 k instructions a bot event.
-        17..=32 => {
-            dst[..16].copy_from_slice(&src[..16]);
-            dst[n - 16..].copy_from_slice(&src[n - 16..]);
-        }
-        _ => dst.copy_from_slice(src),
-    }
 }
 
 /// Bytes a [`Hasher`] collects before it feeds blake3.
@@ -99,21 +62,17 @@ impl<const N: usize> Hasher<N> {
         Hasher { inner: None, buf: [0; N], len: 0 }
     }
 
-    /// Appends raw bytes. The common case (the piece fits) is inlined so that the canonical
-    /// writer's constant pieces (a quote, a colon) become a store or two; feeding blake3 is
-    /// out of line.
-    #[inline(always)]
+    /// Appends raw bytes.
     pub fn bytes(&mut self, b: &[u8]) {
         if self.len + b.len() > N {
             return self.spill(b);
         }
-        copy_short(&mut self.buf[self.len..self.len + b.len()], b);
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
         self.len += b.len();
     }
 
     /// [`Hasher::bytes`] for a piece that does not fit: the buffer goes to blake3, then the
     /// piece (or, if it is longer than the buffer, straight to blake3 too).
-    #[inline(never)]
     fn spill(&mut self, b: &[u8]) {
         let inner = self.inner.get_or_insert_with(Box::default);
         inner.update(&self.buf[..self.len]);
@@ -122,14 +81,12 @@ impl<const N: usize> Hasher<N> {
             inner.update(b);
             return;
         }
-        copy_short(&mut self.buf[..b.len()], b);
+        self.buf[..b.len()].copy_from_slice(b);
         self.len = b.len();
     }
 
     /// The digest of everything written; call it once (a second call would feed a long text's
-    /// last piece to blake3 again). By reference: taking the ~1 KB hasher by value
-    /// copied it (a `memory.copy` call into the runtime, ~330 instructions of a bot event in
-    /// replay; callgrind).
+    /// last piece to blake3 again).
     pub fn finish(&mut self) -> Digest {
         let text = &self.buf[..self.len];
         let hash = match &mut self.inner {
@@ -146,7 +103,6 @@ impl<const N: usize> Hasher<N> {
 }
 
 impl<const N: usize> Sink for Hasher<N> {
-    #[inline]
     fn put(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }

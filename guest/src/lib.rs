@@ -39,7 +39,7 @@
 //! | what counts as a reply and whom it addresses (openclaw 2026.9) | [`group::reply`] |
 //! | config: parsed, typed and validated once | [`config`] |
 //! | compatibility profiles (`loopguard.compat`: `documented`, `openclaw-2026.9`): the data and the rule switches | [`config::profile`] |
-//! | fingerprints: JSON as JavaScript reads it, the canonical text, the digests | [`json`], [`canonical`], [`digest`], [`js`] |
+//! | fingerprints: JSON as JavaScript reads it (the one JSON reader: trace lines, arguments, results), the canonical text, the digests | [`json`], [`canonical`], [`digest`], [`js`] |
 //! | untrusted-content marker ids (openclaw 2026.9 outcome digests) | [`canonical::markers`] |
 //! | bounded maps (every map that grows with traffic) | [`store`] |
 //! | inputs: typed-call text, trace lines | [`input`], [`trace`] |

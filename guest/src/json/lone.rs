@@ -18,7 +18,7 @@ impl<'a> Str<'a> {
     pub fn with_lone(text: Cow<'a, str>, mut lone: Vec<LoneSurrogate>) -> Self {
         lone.retain(|l| text.is_char_boundary(l.at) && (0xD800..=0xDFFF).contains(&l.unit));
         lone.sort_by_key(|l| l.at);
-        Str { text, lone, literal: None }
+        Str { text, lone }
     }
 
     /// True when the string holds lone surrogates.
@@ -79,7 +79,7 @@ impl<'a> Str<'a> {
             Cow::Borrowed(t) => Cow::Borrowed(&t[lead..end]),
             Cow::Owned(t) => Cow::Owned(t[lead..end].to_string()),
         };
-        Str { text, lone, literal: None }
+        Str { text, lone }
     }
 }
 
@@ -112,7 +112,7 @@ impl StrBuf {
 
     /// The string built.
     pub fn finish(self) -> Str<'static> {
-        Str { text: Cow::Owned(self.text), lone: self.lone, literal: None }
+        Str { text: Cow::Owned(self.text), lone: self.lone }
     }
 }
 

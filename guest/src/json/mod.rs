@@ -22,13 +22,9 @@ use std::ops::Deref;
 use crate::js::{cmp_utf16, same_text};
 
 mod lone;
-mod object;
 mod parser;
-mod scan;
 pub use lone::StrBuf;
-pub use object::{read_object, Member, TextOrJson};
 pub use parser::{parse, parse_with, JsonError, LoneKeys};
-pub(crate) use scan::{len_until, verbatim_len};
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;
@@ -68,13 +64,6 @@ pub struct LoneSurrogate {
 pub struct Str<'a> {
     text: Cow<'a, str>,
     lone: Vec<LoneSurrogate>,
-    /// The string literal it was read from, quotes included, when that is exactly what
-    /// `JSON.stringify` writes for it: the canonical writer copies it instead of escaping the
-    /// text again. Why (a floor needs it): escaping every string of a call and its result again
-    /// was ~6 % of a decision through wasmtime (`perf` on `decision_profile`); with a result's
-    /// one content text borrowed and the run-scope memo (`tool_loop`): 81.1 k → 75.8 k
-    /// instructions per decision (callgrind, docs/PERFORMANCE.md).
-    literal: Option<&'a str>,
 }
 
 impl<'a> Str<'a> {
@@ -83,57 +72,9 @@ impl<'a> Str<'a> {
         &self.text
     }
 
-    /// The JSON literal `JSON.stringify` writes for this string, quotes included, when the
-    /// reader saw it in the text (see the field's docs); `None` for strings built otherwise.
-    pub fn literal(&self) -> Option<&'a str> {
-        self.literal
-    }
-
-    /// A string read from JSON text whose `literal` is exactly what `JSON.stringify` writes.
-    pub(crate) fn read(text: Cow<'a, str>, lone: Vec<LoneSurrogate>, literal: Option<&'a str>) -> Self {
-        Str { text, lone, literal }
-    }
-
     /// The lone surrogates `JSON.parse` would have kept, in order.
     pub fn lone_surrogates(&self) -> &[LoneSurrogate] {
         &self.lone
-    }
-}
-
-/// A string as the reader met it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Text<'a> {
-    /// A literal without escapes: its text and the literal (quotes included), borrowed.
-    Plain {
-        /// The text.
-        text: &'a str,
-        /// The literal, which is also what `JSON.stringify` writes for the text.
-        literal: &'a str,
-    },
-    /// A literal with escapes, decoded.
-    Decoded(Str<'a>),
-}
-
-impl<'a> Text<'a> {
-    /// The text without lone surrogates.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Text::Plain { text, .. } => text,
-            Text::Decoded(s) => s.as_str(),
-        }
-    }
-
-    /// True when the string held lone surrogates.
-    pub fn has_lone(&self) -> bool {
-        matches!(self, Text::Decoded(s) if s.has_lone())
-    }
-
-    /// The string as a [`Str`] (a plain one keeps its literal).
-    pub fn into_str(self) -> Str<'a> {
-        match self {
-            Text::Plain { text, literal } => Str::read(Cow::Borrowed(text), Vec::new(), Some(literal)),
-            Text::Decoded(s) => s,
-        }
     }
 }
 
@@ -166,13 +107,13 @@ impl PartialEq<&str> for Str<'_> {
 
 impl<'a> From<&'a str> for Str<'a> {
     fn from(s: &'a str) -> Self {
-        Str { text: Cow::Borrowed(s), lone: Vec::new(), literal: None }
+        Str { text: Cow::Borrowed(s), lone: Vec::new() }
     }
 }
 
 impl From<String> for Str<'_> {
     fn from(s: String) -> Self {
-        Str { text: Cow::Owned(s), lone: Vec::new(), literal: None }
+        Str { text: Cow::Owned(s), lone: Vec::new() }
     }
 }
 
@@ -183,12 +124,8 @@ impl<'a> Json<'a> {
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         let Json::Obj(members) = self else { return None };
         // Keys with one text are adjacent (sorted): find where they start.
-        let first = if members.len() <= LINEAR_LOOKUP {
-            members.iter().position(|(k, _)| same_text(k, key))?
-        } else {
-            members.partition_point(|(k, _)| cmp_utf16(k, key) == Ordering::Less)
-        };
-        let (k, v) = &members[first];
+        let first = members.partition_point(|(k, _)| cmp_utf16(k, key) == Ordering::Less);
+        let (k, v) = members.get(first).filter(|(k, _)| same_text(k, key))?;
         if k.lone.is_empty() {
             return Some(v);
         }
@@ -219,11 +156,6 @@ impl<'a> Json<'a> {
 
 /// Sorts members by key and keeps the last of each run of equal keys (`JSON.parse` semantics).
 pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
-    // Objects written by a sorted serializer, and every object of fewer than two members, are
-    // in order with unique keys already: nothing to move.
-    if members.windows(2).all(|w| cmp_utf16(&w[0].0, &w[1].0) == Ordering::Less) {
-        return;
-    }
     // A stable sort keeps duplicates in document order; then the last of each run wins (it is
     // swapped into the kept slot before the earlier one is dropped).
     members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
@@ -236,21 +168,26 @@ pub(crate) fn sort_members(members: &mut Vec<(Str<'_>, Json<'_>)>) {
     });
 }
 
-/// Objects up to this many members are searched front to back, larger ones by bisection.
-///
-/// Why two ways: most lookups are a trace line's or a call's few top-level fields, where a scan
-/// that compares lengths first beats bisection's ordered compares. Measured natively (callgrind,
-/// ten lookups in a nine-member trace line): 377 instructions per lookup by bisection, 118 by
-/// scan.
-const LINEAR_LOOKUP: usize = 16;
-
 #[cfg(test)]
 mod tests {
     use super::{parse, Json};
 
     #[test]
+    fn get_finds_each_key_and_nothing_else_in_small_and_large_objects() {
+        for len in [0, 3, 40] {
+            let text = format!("{{{}}}", (0..len).map(|i| format!("\"k{i:02}\":{i}")).collect::<Vec<_>>().join(","));
+            let v = parse(&text).expect("JSON");
+            for i in 0..len {
+                assert_eq!(v.get(&format!("k{i:02}")), Some(&Json::Num(f64::from(i))), "{len}");
+            }
+            for missing in ["", "k", "k0", "k015", "k99", "z"] {
+                assert_eq!(v.get(missing), None, "{missing} in {len}");
+            }
+        }
+    }
+
+    #[test]
     fn numbers_are_the_doubles_a_correctly_rounded_parse_gives() {
-        // Integers of up to 15 digits take a shorter way than the others: both must agree.
         let digits = ["0", "7", "1767225600000", "999999999999999", "1000000000000000", "9007199254740993"];
         let mut texts: Vec<String> = digits.iter().flat_map(|d| [d.to_string(), format!("-{d}")]).collect();
         texts.extend(["1.0", "1e3", "-0.0", "123456789012345678901234567890", "1E400", "-1e-400"].map(String::from));

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{len_until, lone::sort_distinct, sort_members, verbatim_len, Json, LoneSurrogate, Str, Text, MAX_DEPTH};
+use super::{lone::sort_distinct, sort_members, Json, LoneSurrogate, Str, MAX_DEPTH};
 
 /// What makes two object keys the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,29 +50,29 @@ pub fn parse_with(text: &str, keys: LoneKeys) -> Result<Json<'_>, JsonError> {
     Ok(v)
 }
 
-pub(super) struct Parser<'a> {
-    pub(super) s: &'a [u8],
-    pub(super) src: &'a str,
-    pub(super) i: usize,
-    pub(super) keys: LoneKeys,
+struct Parser<'a> {
+    s: &'a [u8],
+    src: &'a str,
+    i: usize,
+    keys: LoneKeys,
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn err(&self, reason: &'static str) -> JsonError {
+    fn err(&self, reason: &'static str) -> JsonError {
         JsonError { offset: self.i, reason }
     }
 
-    pub(super) fn peek(&self) -> Option<u8> {
+    fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
 
-    pub(super) fn ws(&mut self) {
+    fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.i += 1;
         }
     }
 
-    pub(super) fn value(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
+    fn value(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
         match self.peek() {
             None => Err(self.err("unexpected end of JSON")),
             Some(b'{') => self.object(depth + 1),
@@ -94,7 +94,7 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    pub(super) fn enter(&self, depth: usize) -> Result<(), JsonError> {
+    fn enter(&self, depth: usize) -> Result<(), JsonError> {
         if depth > MAX_DEPTH {
             return Err(self.err("nested deeper than 128 levels"));
         }
@@ -126,24 +126,34 @@ impl<'a> Parser<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<Json<'a>, JsonError> {
-        // Room for eight members up front: an object of five to eight (a typical call's arguments)
-        // otherwise grows its vector once, a reallocation and a copy of ~76-byte members. A
-        // decision 59.0 k -> 58.4 k instructions through wasmtime (callgrind, `decision_profile`).
-        let mut members = Vec::with_capacity(8);
-        if self.open_members(depth)? {
+        self.enter(depth)?;
+        self.i += 1;
+        self.ws();
+        let mut members = Vec::new();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+        } else {
             loop {
-                self.key_start()?;
-                let open = self.i;
-                // The key as a `Str` at once, not a `Text` first (see `Parser::plain`): a
-                // decision ~2 % faster (`decision_profile`, paired runs).
-                let key = match self.plain() {
-                    Some(key) => Str::read(Cow::Borrowed(key), Vec::new(), Some(&self.src[open..self.i])),
-                    None => self.decode(open, open + 1)?.into_str(),
-                };
-                self.colon()?;
+                self.ws();
+                if self.peek() != Some(b'"') {
+                    return Err(self.err("expected a string key in an object"));
+                }
+                let key = self.string()?;
+                self.ws();
+                if self.peek() != Some(b':') {
+                    return Err(self.err("expected ':' after an object key"));
+                }
+                self.i += 1;
+                self.ws();
                 members.push((key, self.value(depth)?));
-                if !self.next_member()? {
-                    break;
+                self.ws();
+                match self.peek() {
+                    Some(b',') => self.i += 1,
+                    Some(b'}') => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return Err(self.err("expected ',' or '}' in an object")),
                 }
             }
         }
@@ -156,29 +166,13 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Result<Json<'a>, JsonError> {
         let start = self.i;
-        let negative = self.peek() == Some(b'-');
-        if negative {
+        if self.peek() == Some(b'-') {
             self.i += 1;
         }
-        let digits = self.i;
-        // The integer part's value, exact while it has at most 15 digits (below 2^53).
-        let mut int: u64 = 0;
         match self.peek() {
             Some(b'0') => self.i += 1,
-            Some(b'1'..=b'9') => {
-                while let Some(d @ b'0'..=b'9') = self.peek() {
-                    int = int.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
-                    self.i += 1;
-                }
-            }
+            Some(b'1'..=b'9') => self.digits(),
             _ => return Err(self.err("invalid number")),
-        }
-        if self.i - digits <= 15 && !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
-            // A double holds such an integer exactly, so this is what the correctly rounded
-            // parse below gives (`-0` included). Why: a trace line's timestamp is one, and the
-            // general parse was ~350 instructions of a bot event in replay (callgrind).
-            let n = int as f64;
-            return Ok(Json::Num(if negative { -n } else { n }));
         }
         if self.peek() == Some(b'.') {
             self.i += 1;
@@ -221,73 +215,40 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Reads a string (the reader is at its opening quote): borrowed from the input when it has
+    /// no escapes, else decoded, its lone surrogates kept beside the text.
     fn string(&mut self) -> Result<Str<'a>, JsonError> {
-        self.text().map(Text::into_str)
-    }
-
-    /// Reads a string (the reader is at its opening quote). Inlined: it runs for every key and
-    /// string value, and as a call its frame and saved registers cost more than the scan
-    /// (callgrind, bot events in replay).
-    #[inline(always)]
-    pub(super) fn text(&mut self) -> Result<Text<'a>, JsonError> {
-        let open = self.i;
-        match self.plain() {
-            Some(text) => Ok(Text::Plain { text, literal: &self.src[open..self.i] }),
-            None => self.decode(open, open + 1),
-        }
-    }
-
-    /// Reads a string without escapes (the reader is at its opening quote): its text, borrowed,
-    /// with the reader past the closing quote. Any other string gives `None`, the reader at the
-    /// first byte that is not plain text (where [`Parser::decode`] goes on).
-    ///
-    /// Why apart from [`Parser::text`]: a [`Text`] made on this path and on the decoding one
-    /// lives in memory, written a field at a time and then copied whole, and the processor
-    /// cannot forward narrow stores to a wide load: the copy waits for the stores to retire
-    /// (`perf annotate` of a bot replay: the two such copies per member were ~30 % of reading a
-    /// line). Callers on the hot paths take this `&str` as it is.
-    #[inline(always)]
-    pub(super) fn plain(&mut self) -> Option<&'a str> {
-        let start = self.i + 1; // after the opening quote
-        self.i = start + verbatim_len(&self.s[start..]);
-        if self.peek() != Some(b'"') {
-            return None;
-        }
         self.i += 1;
-        // `verbatim_len` stops on an ASCII byte, so both ends are char boundaries.
-        Some(&self.src[start..self.i - 1])
-    }
-
-    /// The rest of [`Parser::text`] for a string with escapes (the reader is at the first one).
-    /// A function of its own so that the common case, inlined into every caller, stays small:
-    /// a bot event in replay took 15.9 k -> 15.8 k instructions with this apart, then 15.25 k
-    /// with `text` inlined (callgrind).
-    #[inline(never)]
-    pub(super) fn decode(&mut self, open: usize, start: usize) -> Result<Text<'a>, JsonError> {
-        let mut out = String::with_capacity(self.i - start + len_until(&self.s[self.i..], b'"'));
-        out.push_str(&self.src[start..self.i]);
+        let start = self.i;
+        // The decoded text, once an escape was met, and where the text not yet copied starts.
+        // Every byte the loop stops at (a quote, a backslash) is ASCII: slices are on char
+        // boundaries.
+        let mut decoded: Option<String> = None;
+        let mut run = start;
         let mut lone = Vec::new();
-        // Whether every escape so far is the one `JSON.stringify` writes for its character.
-        let mut as_stringify_writes = true;
         loop {
             match self.peek() {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
+                    let text = match decoded {
+                        None => Cow::Borrowed(&self.src[start..self.i]),
+                        Some(mut out) => {
+                            out.push_str(&self.src[run..self.i]);
+                            Cow::Owned(out)
+                        }
+                    };
                     self.i += 1;
-                    let literal = as_stringify_writes.then(|| &self.src[open..self.i]);
-                    return Ok(Text::Decoded(Str::read(Cow::Owned(out), lone, literal)));
+                    return Ok(Str { text, lone });
                 }
                 Some(b'\\') => {
+                    let out = decoded.get_or_insert_with(String::new);
+                    out.push_str(&self.src[run..self.i]);
                     self.i += 1;
-                    as_stringify_writes &= stringify_escape(&self.s[self.i..]);
-                    self.escape(&mut out, &mut lone)?;
+                    self.escape(out, &mut lone)?;
+                    run = self.i;
                 }
                 Some(b) if b < 0x20 => return Err(self.err("control character in a string (escape it)")),
-                Some(_) => {
-                    let run = self.i;
-                    self.i += verbatim_len(&self.s[self.i..]);
-                    out.push_str(&self.src[run..self.i]);
-                }
+                Some(_) => self.i += 1,
             }
         }
     }
@@ -327,20 +288,5 @@ impl<'a> Parser<'a> {
         self.i += 1;
         out.push(c);
         Ok(())
-    }
-}
-
-/// True when the escape starting at `after` (the bytes after its backslash) is the one
-/// `JSON.stringify` writes for its character: `\"`, `\\`, the five short control escapes, and
-/// `\u00xx` (lowercase hex) for the other control characters. `\/`, `\u0041`, `\u001F` and
-/// every surrogate escape are not.
-fn stringify_escape(after: &[u8]) -> bool {
-    match after {
-        [b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't', ..] => true,
-        [b'u', b'0', b'0', hi @ (b'0' | b'1'), lo, ..] => {
-            let short = *hi == b'0' && matches!(lo, b'8' | b'9' | b'a' | b'c' | b'd');
-            (lo.is_ascii_digit() || (b'a'..=b'f').contains(lo)) && !short
-        }
-        _ => false,
     }
 }
