@@ -43,7 +43,11 @@ SECRET_PATTERNS = [
     (re.compile(r"(?i)\b(bearer|authorization:)\s+[A-Za-z0-9._-]{20,}"), r"\1 <token>"),
     (re.compile(r"(?i)(api[_-]?key|token|secret|password)(\"?\s*[:=]\s*\"?)[A-Za-z0-9._-]{12,}"),
      r"\1\2<secret>"),
-    (re.compile(r"/(home|Users)/(?!user\b)[A-Za-z0-9._-]+"), r"/\1/user"),
+    (re.compile(r"/Users/(?!user\b)[A-Za-z0-9._-]+"), "/Users/user"),
+    # SWE-agent flattens the host path into a folder name: /__home__<login>__projects__...
+    (re.compile(r"__(Users|home)__(?!user__)[A-Za-z0-9.-]+__"), r"__\1__user__"),
+    # a personal GitHub account in the name of a test repository
+    (re.compile(r"klieret"), "user"),
 ]
 
 
