@@ -115,14 +115,18 @@ def truncate(text: str) -> str:
 
 
 def read_tau_bench(data: bytes, src: dict):
-    for run in json.loads(data):
-        anon = Anonymiser()
+    runs = json.loads(data)
+    anon = Anonymiser()  # one for the file: a name learnt in one run is hidden in all of them
+    for run in runs:
         for m in run["traj"]:
-            if m.get("role") == "tool":
+            texts = [m.get("content")] if m.get("role") == "tool" else []
+            texts += [tc["function"].get("arguments") for tc in m.get("tool_calls") or []]
+            for text in texts:
                 try:
-                    anon.learn(json.loads(m.get("content") or "null"))
+                    anon.learn(json.loads(text or "null"))
                 except json.JSONDecodeError:
                     pass
+    for run in runs:
         steps, pending = [], {}
         for m in run["traj"]:
             for tc in m.get("tool_calls") or []:
