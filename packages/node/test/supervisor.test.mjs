@@ -1,7 +1,7 @@
 // The Supervisor: every call answered (a failure is a value), inline or in a worker thread,
 // restarts from the last snapshot after a trap or a missed deadline, hot swap of a watched policy
 // file, the state file, and outcomes recorded off the tool call's path. The hostile policy
-// (scripts/build-hostile-policy.sh) traps for sessions ending in __trap__ and spins for __loop__.
+// (scripts/build-hostile-policy.sh) traps for the session agent:main:__trap__ and spins for agent:main:__loop__.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,7 +112,7 @@ describe('Supervisor', () => {
       await waitFor(() => sup.ready || (sup.call('stats'), sup.ready));
       assert.deepEqual(steps(sup, 15, 's', 't'), Array(15).fill(false));
       await new Promise((r) => setTimeout(r, 1300)); // the restart point is at most a second old
-      const trapped = sup.call('beforeToolCall', { session: 'x__trap__', tool: 'exec' });
+      const trapped = sup.call('beforeToolCall', { session: 'agent:main:__trap__', tool: 'exec' });
       assert.deepEqual([trapped.ok, trapped.reason], [false, 'trap']);
       assert.equal(sup.failures.traps, 1);
       await waitFor(() => sup.ready || (sup.call('stats'), sup.ready));
@@ -129,7 +129,7 @@ describe('Supervisor', () => {
     steps(sup, 5);
     sup.snapshot(); // the restart point (a spinning instance cannot export)
     const t0 = performance.now();
-    const r = sup.call('beforeToolCall', { session: 'x__loop__', tool: 'exec' });
+    const r = sup.call('beforeToolCall', { session: 'agent:main:__loop__', tool: 'exec' });
     assert.deepEqual([r.reason, r.error.reason], ['timeout', 'no answer within 200 ms']);
     assert.ok(performance.now() - t0 < 1500);
     assert.equal(step(sup).ok, true, 'the replacement answers');
@@ -151,6 +151,7 @@ describe('Supervisor', () => {
     assert.deepEqual(steps(sup, 9), [...Array(8).fill(false), true], 'the 21st call overall is blocked');
     sup.stop({ save: false });
     const pinned = new Supervisor({ config: CONFIG, policy: HOSTILE, expectDigest: 'ab'.repeat(32), isolation: 'inline' });
+    pinned.start();
     await waitFor(() => pinned.health().startError);
     assert.match(pinned.call('stats').error.message, /pinned/);
     pinned.stop();
