@@ -290,6 +290,8 @@ test('hot swap: a changed policy file is swapped in with the counts; with expect
   const log = path.join(dir, 'decisions.jsonl');
   fs.copyFileSync(OTHER_POLICY, file);
   const g = fakeGateway({ config: { compat: 'documented', policy: file, policyWatchMs: 100, decisionLog: log } });
+  // a policy file other than the package's own is transpiled first (seconds on a busy machine)
+  await waitFor(() => (g.rt.ensure(), g.rt.client.ready || (g.rt.client.call('stats'), g.rt.client.ready)));
   for (let i = 0; i < 12; i += 1) g.toolCall({ run: 'hs' });
   fs.copyFileSync(HOSTILE, `${file}.new`);
   fs.renameSync(`${file}.new`, file);
