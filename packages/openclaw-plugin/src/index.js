@@ -8,12 +8,26 @@
 // Runtime kept in a process-wide object; a registration with a changed config replaces that
 // Runtime (the counts move over). register() stays synchronous and nothing in the import graph
 // uses top-level await (OpenClaw loads entries with require()). Nothing starts at registration:
-// the policy worker starts with the gateway (gateway_start) or at the first hook that needs it,
-// so CLI processes that only load the plugin spawn nothing and write no state.
+// the policy starts with the gateway (gateway_start) or at the first hook that needs it, so CLI
+// processes that only load the plugin spawn nothing and write no state. The policy's supervision
+// (isolation, deadlines, restarts, hot swap, the state file) is the `loopguard` package's
+// Supervisor; this plugin maps OpenClaw's hooks and its config onto it.
+//
+// | OpenClaw hook              | loopguard call                                 | answer to the gateway        |
+// |----------------------------|------------------------------------------------|------------------------------|
+// | before_tool_call           | beforeToolCall                                 | block + reason, or nothing   |
+// | tool-result middleware     | – (the warning note of the last check)         | the result with the note     |
+// | after_tool_call            | afterToolOutcomeLater                          | –                            |
+// | after_compaction           | afterCompactionRetry                           | –                            |
+// | before_dispatch            | onBotMessage (a known bot's message)           | handled: true to drop it     |
+// | message_sent               | onBotMessage (ours, to each peer bot)          | –                            |
+// | session_end, before_reset  | endSession                                     | –                            |
+// | model_call_started         | flushOutcomes, warmUp (priming)                | –                            |
+// | gateway_start/gateway_stop | start / save                                   | –                            |
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import fs from 'node:fs';
 import { BoundedMap } from './bounded.js';
 import { configKey, policyDocument, resolveSettings } from './config.js';
 import { beforeDispatch, messageSent } from './bot-hooks.js';
