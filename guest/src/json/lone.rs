@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use super::{Json, LoneSurrogate, Str};
+use super::value::{LoneSurrogate, Str};
 use crate::js::{cmp_utf16, is_js_space};
 
 impl<'a> Str<'a> {
@@ -116,23 +116,9 @@ impl StrBuf {
     }
 }
 
-/// Sorts members for [`super::LoneKeys::Distinct`]: by text (so that [`Json::get`] can search by
-/// text), then by code units; of members with the very same key the last one wins.
-pub(crate) fn sort_distinct(members: &mut Vec<(Str<'_>, Json<'_>)>) {
-    members.sort_by(|a, b| cmp_utf16(&a.0, &b.0).then_with(|| a.0.cmp_units(&b.0)));
-    let mut kept: Vec<(Str<'_>, Json<'_>)> = Vec::with_capacity(members.len());
-    for m in members.drain(..) {
-        match kept.last_mut() {
-            Some(last) if last.0.same_units(&m.0) => *last = m,
-            _ => kept.push(m),
-        }
-    }
-    *members = kept;
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::{parse_with, LoneKeys};
+    use super::super::{parse_with, Json, LoneKeys};
     use super::*;
 
     fn s(text: &str) -> Str<'static> {

@@ -4,7 +4,11 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{lone::sort_distinct, sort_members, Json, LoneSurrogate, Str, MAX_DEPTH};
+use super::value::{sort_members, Json, LoneSurrogate, Str};
+use crate::js::cmp_utf16;
+
+/// Deepest nesting of arrays and objects accepted.
+pub const MAX_DEPTH: usize = 128;
 
 /// What makes two object keys the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -289,4 +293,18 @@ impl<'a> Parser<'a> {
         out.push(c);
         Ok(())
     }
+}
+
+/// Sorts members for [`LoneKeys::Distinct`]: by text (so that [`Json::get`] can search by
+/// text), then by code units; of members with the very same key the last one wins.
+fn sort_distinct(members: &mut Vec<(Str<'_>, Json<'_>)>) {
+    members.sort_by(|a, b| cmp_utf16(&a.0, &b.0).then_with(|| a.0.cmp_units(&b.0)));
+    let mut kept: Vec<(Str<'_>, Json<'_>)> = Vec::with_capacity(members.len());
+    for m in members.drain(..) {
+        match kept.last_mut() {
+            Some(last) if last.0.same_units(&m.0) => *last = m,
+            _ => kept.push(m),
+        }
+    }
+    *members = kept;
 }
