@@ -1,5 +1,5 @@
 // A TypeScript gateway's use of the shipped types: must pass `tsc --noEmit --strict`.
-import { LoopGuard, LoopGuardError, replay, versions, type ToolVerdict, type Stats } from 'loopguard';
+import { LoopGuard, LoopGuardError, Supervisor, replay, versions, type Isolation, type ToolVerdict, type Stats } from 'loopguard';
 
 const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } });
 const call = { session: 'agent:main:s1', tool: 'exec', args: { command: 'make test' }, run: 'r1' };
@@ -27,3 +27,17 @@ async function swap(): Promise<string> {
 }
 void swap;
 guard[Symbol.dispose]();
+
+// The Supervisor: every call answered, a failure a value the gateway maps to its fail mode.
+const sup = new Supervisor({ config: { tools: { loopDetection: { enabled: true } } }, stateFile: '/tmp/lg.bin', saveEveryMs: 30_000, onEvent: (e) => console.log(e.level, e.event, e.message) });
+const checked = sup.call('beforeToolCall', call);
+if (checked.ok) {
+  if (checked.value.action === 'block') console.log(checked.value.message);
+} else {
+  const why: 'error' | 'trap' | 'timeout' | 'unavailable' = checked.reason;
+  console.log(why, checked.error.kind, checked.error.path);
+}
+sup.afterToolOutcomeLater(call, { result: { content: [] } }, (r, at) => console.log(r.ok && r.value.action, at));
+const counted: number = sup.flushOutcomes('model_call_started') + sup.failures.traps;
+const isolation: Isolation = sup.health().isolation;
+console.log(counted, isolation, sup.ready, sup.save(), sup.stop({ save: false })?.length);
