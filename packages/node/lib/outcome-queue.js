@@ -1,16 +1,15 @@
 // Tool outcomes recorded off the tool call's path (Supervisor#afterToolOutcomeLater).
 //
 // Why (the floor it serves: the OpenClaw plugin's p99 <= 0.5 ms per tool call in the real
-// gateway, issue 48): in the gateway, recording an outcome (`afterToolOutcome`: the result's JSON read, hashed
-// and kept) cost more than the decision itself — p50 0.18 / p99 0.40 ms of a tool call's 0.33 /
-// 0.63 ms (tests/e2e/bench-plugin.mjs, 2026-12-03) — and OpenClaw runs `after_tool_call`
-// synchronously right after the tool. Nothing needs the outcome until the policy's next call, so
-// it is only queued (the result serialized at once, so that later changes to the gateway's
-// object cannot change what is recorded), and the queue is recorded, in order, before any other
-// policy call, at `flushOutcomes` (the plugin calls it when a model call starts: the gateway then
-// waits for the model), or after
-// `MAX_DELAY_MS` at the latest. The policy sees the same calls in the same order as without the
-// queue, so every decision is the same.
+// gateway, issue 48): in the gateway, recording an outcome (`afterToolOutcome`: the result's JSON
+// read, hashed and kept) cost more than the decision itself — p50 0.18 / p99 0.40 ms of a tool
+// call's 0.33 / 0.63 ms (tests/e2e/bench-plugin.mjs, 2026-12-03) — and OpenClaw runs
+// `after_tool_call` synchronously right after the tool. Nothing needs the outcome until the
+// policy's next call, so it is only queued (the result serialized at once, so that later changes
+// to the gateway's object cannot change what is recorded), and the queue is recorded, in order,
+// before any other policy call, at `flushOutcomes` (the plugin calls it when a model call starts:
+// the gateway then waits for the model), or after `MAX_DELAY_MS` at the latest. The policy sees
+// the same calls in the same order as without the queue, so every decision is the same.
 
 /** At most this many outcomes wait; the next one records them at once (memory stays bounded). */
 const CAP = 1_000;
