@@ -114,7 +114,7 @@ impl Gateway {
             conversation: m.conversation,
             sender: m.sender,
             receiver: m.receiver,
-            now_ms: m.ts_ms,
+            now: crate::time::Millis(m.ts_ms),
             event_id: m.event_id,
         };
         Ok(self.bots.record_and_check(&facts, &settings))

@@ -33,7 +33,7 @@
 //! | outcome hashing per tool family | [`tool_loop::outcome`] |
 //! | a session's history | [`tool_loop::history`] |
 //! | **bot-loop budgets** | [`bot_loop`] |
-//! | pair budget | [`bot_loop::pair`] (kept packed: [`bot_loop::packed`]) |
+//! | pair budget | [`bot_loop::pair`] (its events in one block: [`bot_loop::pair::block`]) |
 //! | burst budget | [`bot_loop::burst`] |
 //! | **group-thread budget** | [`group`] |
 //! | what counts as a reply and whom it addresses (openclaw 2026.9) | [`group::reply`] |
@@ -42,6 +42,7 @@
 //! | fingerprints: JSON as JavaScript reads it (the one JSON reader: trace lines, arguments, results), the canonical text, the digests | [`json`], [`canonical`], [`digest`], [`js`] |
 //! | untrusted-content marker ids (openclaw 2026.9 outcome digests) | [`canonical::markers`] |
 //! | bounded maps (every map that grows with traffic) | [`store`] |
+//! | time as a value: the `now` deciding functions take | [`time`] |
 //! | inputs: typed-call text, trace lines | [`input`], [`trace`] |
 //! | the batch path and replay | [`replay`] |
 //! | snapshots for hot swaps | [`snapshot`] |
@@ -63,6 +64,7 @@ pub mod json;
 pub mod replay;
 pub mod snapshot;
 pub mod store;
+pub mod time;
 pub mod tool_loop;
 pub mod trace;
 

@@ -49,7 +49,7 @@ pub fn burst_key(scope: &str, conversation: &str, receiver: &str) -> KeyDigest {
     digest128(&[scope, conversation, receiver])
 }
 
-/// The tag a pair keeps for an event id (see [`super::packed`]): a 32-bit hash of the trimmed
+/// The tag a pair keeps for an event id (see [`super::pair`]): a 32-bit hash of the trimmed
 /// id, never 0; `0` means "no id" (absent, or empty after trimming).
 ///
 /// Why not blake3, as for keys: a tag only tells one pair's retained events apart, and a sender

@@ -12,17 +12,20 @@
 //! When both are in cooldown the later deadline is reported (stage D). Suppression is a value,
 //! not an error; the host passes the clock (usually the platform's event timestamp, so events
 //! may arrive out of order). State is bounded: pairs and burst buckets live in
-//! [`CompactMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]); a pair is kept
-//! packed, 8 bytes per event ([`packed`]). A pair holding a full default window costs about
-//! 230 bytes of guest memory (a 192-byte block and 28 + ~10 bytes in the map).
+//! [`CompactMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]); a pair keeps
+//! its events in one block, 8 bytes per event ([`pair::block`]). A pair holding a full default
+//! window costs about 235 bytes of guest memory (a 200-byte chunk and 28 + ~10 bytes in the map).
 //!
 //! ```
 //! use loopguard_policy::bot_loop::{BotDecision, BotFacts, BotGuard, Budget, PairSettings};
-//! let settings = PairSettings { enabled: true, max_events_per_window: 2, window_ms: 60_000,
-//!                               cooldown_ms: 30_000, max_conversation_bot_events: None };
+//! use loopguard_policy::time::Millis;
+//! use std::num::NonZeroU64;
+//! let settings = PairSettings { enabled: true, max_events_per_window: NonZeroU64::new(2).unwrap(),
+//!                               window: Millis(60_000), cooldown: Millis(30_000),
+//!                               max_conversation_bot_events: None };
 //! let mut guard = BotGuard::new(1_000);
-//! let facts = |now_ms, sender, receiver| BotFacts { scope: "acct", conversation: "c1", sender,
-//!                                                   receiver, now_ms, event_id: None };
+//! let facts = |now, sender, receiver| BotFacts { scope: "acct", conversation: "c1", sender,
+//!                                                receiver, now: Millis(now), event_id: None };
 //! assert_eq!(guard.record_and_check(&facts(0, "a", "b"), &settings), BotDecision::Allow);
 //! assert_eq!(guard.record_and_check(&facts(1, "b", "a"), &settings), BotDecision::Allow);
 //! assert_eq!(guard.record_and_check(&facts(2, "a", "b"), &settings),
@@ -31,22 +34,22 @@
 
 pub mod burst;
 pub mod key;
-pub mod packed;
 pub mod pair;
-mod snapshot;
+pub mod snapshot;
 
 #[cfg(test)]
 mod tests;
 
-pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef};
+pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef, Event as SnapshotEvent, PairEntry};
 
 use crate::config::profile::{BotRules, DOCUMENTED};
 use crate::store::CompactMap;
+use crate::time::Millis;
 use burst::{BurstEntry, BurstEvent};
-use packed::PackedPair;
+use pair::Pair;
 
 /// The opportunistic prune runs at most once per this much event time.
-pub const PRUNE_INTERVAL_MS: i64 = 60_000;
+pub const PRUNE_INTERVAL: Millis = Millis(60_000);
 
 /// One accepted inbound bot-authored message (spec §2.2).
 #[derive(Debug, Clone, Copy)]
@@ -59,8 +62,8 @@ pub struct BotFacts<'a> {
     pub sender: &'a str,
     /// This bot, which received it.
     pub receiver: &'a str,
-    /// The event time (ms), usually the platform's timestamp.
-    pub now_ms: i64,
+    /// The event time, usually the platform's timestamp.
+    pub now: Millis,
     /// The provider event id; trimmed, and empty means none.
     pub event_id: Option<&'a str>,
 }
@@ -83,7 +86,7 @@ pub enum BotDecision {
     Allow,
     /// Drop the message; the loop is cooling down until `cooldown_until_ms` (exclusive).
     Suppress {
-        /// When the suppression ends.
+        /// When the suppression ends (ms; the boundary's plain number).
         cooldown_until_ms: i64,
         /// Which budget set that deadline.
         budget: Budget,
@@ -93,9 +96,9 @@ pub enum BotDecision {
 /// The process-wide guard: every channel and account shares it, kept apart by the key.
 #[derive(Debug, Clone)]
 pub struct BotGuard {
-    pairs: CompactMap<PackedPair>,
+    pairs: CompactMap<Pair>,
     bursts: CompactMap<BurstEntry>,
-    next_prune_at: i64,
+    next_prune_at: Millis,
     /// Evictions counted before the last [`BotGuard::restore`].
     evicted_before: u64,
     /// The profile's rules.
@@ -108,7 +111,7 @@ impl BotGuard {
         Self {
             pairs: CompactMap::new(max_pairs),
             bursts: CompactMap::new(max_pairs),
-            next_prune_at: 0,
+            next_prune_at: Millis::ZERO,
             evicted_before: 0,
             rules: DOCUMENTED.bot,
         }
@@ -128,16 +131,16 @@ impl BotGuard {
         let Some(ids) = key::ordered_pair(facts.sender, facts.receiver).filter(|_| !bypass) else {
             return BotDecision::Allow;
         };
-        let now = facts.now_ms;
+        let now = facts.now;
         if now >= self.next_prune_at {
             self.prune(now);
         }
         let tag = key::event_tag(facts.event_id);
         let pair_key = key::ordered_pair_key(facts.scope, facts.conversation, ids);
-        let window_ms = settings.window_ms;
-        let pair = self.pairs.entry_or_insert_with(pair_key, || PackedPair::new(window_ms));
-        pair.set_window(window_ms);
-        pair.drop_expired(now, window_ms);
+        let window = settings.window;
+        let pair = self.pairs.entry_or_insert_with(pair_key, || Pair::new(window));
+        pair.set_window(window);
+        pair.drop_expired(now, window);
         let replay = pair.holds_tag(tag);
 
         // The burst budget records before the pair cooldown check (stage C). It lives in another
@@ -153,7 +156,7 @@ impl BotGuard {
         if replay {
             return later_of(None, burst);
         }
-        let tripped = pair.record(now, tag, settings.max_events_per_window, settings.cooldown_ms);
+        let tripped = pair.record(now, tag, settings.max_events_per_window, settings.cooldown);
         later_of(tripped, burst)
     }
 
@@ -161,8 +164,8 @@ impl BotGuard {
     /// runs at most once a minute of event time, and inlined it would crowd the per-message path.
     #[cold]
     #[inline(never)]
-    fn prune(&mut self, now: i64) {
-        self.next_prune_at = now.saturating_add(PRUNE_INTERVAL_MS);
+    fn prune(&mut self, now: Millis) {
+        self.next_prune_at = now + PRUNE_INTERVAL;
         self.pairs.retain(|_, pair| pair.prune(now));
         self.bursts.retain(|_, entry| {
             entry.drop_expired(now);
@@ -187,22 +190,22 @@ impl BotGuard {
 }
 
 /// Spec §2.5: the burst deadline if the burst budget suppresses this event.
-fn record_burst(bursts: &mut CompactMap<BurstEntry>, facts: &BotFacts, settings: &PairSettings) -> Option<i64> {
+fn record_burst(bursts: &mut CompactMap<BurstEntry>, facts: &BotFacts, settings: &PairSettings) -> Option<Millis> {
     let limit = settings.max_conversation_bot_events?;
     let key = key::burst_key(facts.scope, facts.conversation, facts.receiver);
     let id = key::event_id_digest(facts.event_id);
-    let event = BurstEvent { ts: facts.now_ms, sender: key::sender_digest(facts.sender), id };
-    bursts.entry_or_insert_with(key, BurstEntry::default).record(event, limit, settings.cooldown_ms)
+    let event = BurstEvent { ts: facts.now, sender: key::sender_digest(facts.sender), id };
+    bursts.entry_or_insert_with(key, BurstEntry::default).record(event, limit, settings.cooldown)
 }
 
 /// Stage D: the later of the two deadlines; the burst budget is reported only when its deadline
 /// is strictly later.
-fn later_of(pair: Option<i64>, burst: Option<i64>) -> BotDecision {
+fn later_of(pair: Option<Millis>, burst: Option<Millis>) -> BotDecision {
     let (until, budget) = match (pair, burst) {
         (None, None) => return BotDecision::Allow,
         (Some(p), Some(b)) if b > p => (b, Budget::Burst),
         (Some(p), _) => (p, Budget::Pair),
         (None, Some(b)) => (b, Budget::Burst),
     };
-    BotDecision::Suppress { cooldown_until_ms: until, budget }
+    BotDecision::Suppress { cooldown_until_ms: until.ms(), budget }
 }

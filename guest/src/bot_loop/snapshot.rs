@@ -5,22 +5,66 @@
 //! snapshot is plain data (serde), in least-recently-used-first order so that a restored guard
 //! evicts in the same order the original would have.
 //!
-//! Pairs are written in their plain form ([`PairEntry`]), whatever the guard keeps in memory
-//! ([`PackedPair`]): the snapshot encoding does not depend on the in-memory layout. A hot swap
-//! moves 100,000 pairs, so export serializes the packed pairs as plain entries without building
-//! them ([`PairView`]), and import packs each entry into one exactly sized block and fills a map
-//! sized once.
+//! Pairs are written as plain [`PairEntry`] records, whatever the guard keeps in memory
+//! ([`Pair`]'s block): the snapshot encoding does not depend on the in-memory layout. A hot swap
+//! moves 100,000 pairs, so export serializes the pairs as entries without building them
+//! ([`PairView`]), and import builds each pair's block exactly sized and fills a map sized once.
 
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::burst::BurstEntry;
 use super::key::KeyDigest;
-use super::packed::PackedPair;
-use super::pair::PairEntry;
+use super::pair::{tag_of, Pair};
 use super::BotGuard;
 use crate::config::profile::DOCUMENTED;
 use crate::store::{CompactMap, Ordered};
+use crate::time::Millis;
+
+/// One recorded event of a pair, as a snapshot holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// The event's `now` (ms).
+    pub ts: i64,
+    /// The event id's tag ([`super::key::event_tag`]), 0 when it had none. Snapshots written
+    /// before pairs kept tags hold the id's 64-bit blake3 digest here; they load as
+    /// [`tag_of`] that digest.
+    pub id: u64,
+}
+
+/// The state of one pair, as a snapshot holds it (the encoding of every snapshot so far).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairEntry {
+    /// Retained events, in arrival order.
+    pub events: Vec<Event>,
+    /// The window the last event used; the opportunistic prune uses it.
+    pub window_ms: i64,
+    /// When the current cooldown began (0 = never).
+    pub cooldown_started_at: i64,
+    /// When the current cooldown ends, exclusive (0 = never).
+    pub cooldown_until: i64,
+}
+
+impl From<&PairEntry> for Pair {
+    fn from(e: &PairEntry) -> Self {
+        let events: Vec<_> =
+            e.events.iter().map(|ev| super::pair::Event { ts: Millis(ev.ts), tag: tag_of(ev.id) }).collect();
+        let cooldown = (Millis(e.cooldown_started_at), Millis(e.cooldown_until));
+        Pair::from_parts(Millis(e.window_ms), cooldown, &events)
+    }
+}
+
+impl From<&Pair> for PairEntry {
+    fn from(p: &Pair) -> Self {
+        let (started, until) = p.cooldown();
+        PairEntry {
+            events: p.events().map(|e| Event { ts: e.ts.ms(), id: e.tag.into() }).collect(),
+            window_ms: p.window().ms(),
+            cooldown_started_at: started.ms(),
+            cooldown_until: until.ms(),
+        }
+    }
+}
 
 /// The whole state of a [`BotGuard`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,8 +73,8 @@ pub struct BotGuardSnapshot {
     pub pairs: Vec<(KeyDigest, PairEntry)>,
     /// Burst buckets by key digest, least recently used first.
     pub bursts: Vec<(KeyDigest, BurstEntry)>,
-    /// When the next opportunistic prune may run (event time, ms).
-    pub next_prune_at: i64,
+    /// When the next opportunistic prune may run (event time).
+    pub next_prune_at: Millis,
     /// Pair evictions so far.
     pub evicted: u64,
 }
@@ -42,8 +86,8 @@ pub struct BotGuardSnapshotRef<'a> {
     pub pairs: PairsView<'a>,
     /// Burst buckets by key digest, least recently used first.
     pub bursts: BurstsView<'a>,
-    /// When the next opportunistic prune may run (event time, ms).
-    pub next_prune_at: i64,
+    /// When the next opportunistic prune may run (event time).
+    pub next_prune_at: Millis,
     /// Pair evictions so far.
     pub evicted: u64,
 }
@@ -51,7 +95,7 @@ pub struct BotGuardSnapshotRef<'a> {
 /// The pairs in snapshot order, serialized exactly as `BotGuardSnapshot::pairs` (a sequence of
 /// `(key, entry)` tuples); it holds 8 bytes per pair, not a copy of the pairs.
 #[derive(Debug)]
-pub struct PairsView<'a>(Ordered<'a, PackedPair>);
+pub struct PairsView<'a>(Ordered<'a, Pair>);
 
 impl Serialize for PairsView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -77,31 +121,32 @@ impl Serialize for BurstsView<'_> {
     }
 }
 
-/// A packed pair, serialized exactly as its [`PairEntry`] would be.
+/// A pair, serialized exactly as its [`PairEntry`] would be.
 #[derive(Debug, Clone, Copy)]
-pub struct PairView<'a>(&'a PackedPair);
+pub struct PairView<'a>(&'a Pair);
 
 impl Serialize for PairView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // Field for field what `#[derive(Serialize)]` writes for `PairEntry`.
         let mut entry = serializer.serialize_struct("PairEntry", 4)?;
         entry.serialize_field("events", &EventsView(self.0))?;
-        entry.serialize_field("window_ms", &self.0.window_ms())?;
-        entry.serialize_field("cooldown_started_at", &self.0.cooldown_started_at())?;
-        entry.serialize_field("cooldown_until", &self.0.cooldown_until())?;
+        let (started, until) = self.0.cooldown();
+        entry.serialize_field("window_ms", &self.0.window())?;
+        entry.serialize_field("cooldown_started_at", &started)?;
+        entry.serialize_field("cooldown_until", &until)?;
         entry.end()
     }
 }
 
-/// A packed pair's events, serialized as `PairEntry::events` (a `Vec<Event>`).
-struct EventsView<'a>(&'a PackedPair);
+/// A pair's events, serialized as `PairEntry::events` (a `Vec<Event>`).
+struct EventsView<'a>(&'a Pair);
 
 impl Serialize for EventsView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = self.0.len();
-        let mut events = serializer.serialize_seq(Some(len))?;
-        for i in 0..len {
-            events.serialize_element(&self.0.event(i))?;
+        let all = self.0.events();
+        let mut events = serializer.serialize_seq(Some(all.len()))?;
+        for e in all {
+            events.serialize_element(&Event { ts: e.ts.ms(), id: e.tag.into() })?;
         }
         events.end()
     }
@@ -121,7 +166,7 @@ impl BotGuard {
     /// Copies the state out.
     pub fn snapshot(&self) -> BotGuardSnapshot {
         BotGuardSnapshot {
-            pairs: self.pairs.ordered().iter().map(|(k, p)| (k, p.unpack())).collect(),
+            pairs: self.pairs.ordered().iter().map(|(k, p)| (k, PairEntry::from(p))).collect(),
             bursts: self.bursts.to_ordered(),
             next_prune_at: self.next_prune_at,
             evicted: self.evicted(),
@@ -131,10 +176,10 @@ impl BotGuard {
     /// Rebuilds a guard from a snapshot, with a (possibly new) cap; entries beyond it are
     /// evicted least recently used first (and counted in [`BotGuard::evicted`]).
     pub fn restore(snapshot: BotGuardSnapshot, max_pairs: usize) -> Self {
-        // Entries the cap drops are skipped before they are packed.
+        // Entries the cap drops are skipped before their blocks are built.
         let skip = snapshot.pairs.len().saturating_sub(max_pairs.max(1));
-        let packed = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, PackedPair::pack(&e))).collect();
-        let pairs = CompactMap::from_ordered(max_pairs, packed);
+        let built = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, Pair::from(&e))).collect();
+        let pairs = CompactMap::from_ordered(max_pairs, built);
         let bursts = CompactMap::from_ordered(max_pairs, snapshot.bursts);
         Self {
             pairs,

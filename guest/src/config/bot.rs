@@ -19,16 +19,19 @@
 //!                 "accounts": {"secondary": {"botLoopProtection": {"cooldownSeconds": 90}}}}}});
 //! let cfg = BotLoopConfig::parse(&doc).unwrap();
 //! let s = cfg.resolve("discord", "secondary", "any-channel");
-//! assert_eq!((s.max_events_per_window, s.cooldown_ms), (8, 90_000));
+//! assert_eq!((s.max_events_per_window.get(), s.cooldown.ms()), (8, 90_000));
 //! ```
+
+use std::num::{NonZeroU32, NonZeroU64};
 
 use serde_json::{Map, Value};
 
 use super::names::Names;
-use super::{object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
+use super::{object_at, opt_bool, opt_int, opt_nonzero, strict_keys, type_name, ConfigError};
+use crate::time::Millis;
 
 /// Built-in `maxEventsPerWindow`.
-pub const DEFAULT_MAX_EVENTS: i64 = 20;
+pub const DEFAULT_MAX_EVENTS: NonZeroU64 = NonZeroU64::new(20).unwrap();
 /// Built-in `windowSeconds`.
 pub const DEFAULT_WINDOW_SECONDS: i64 = 60;
 /// Built-in `cooldownSeconds`.
@@ -40,13 +43,13 @@ pub struct PairSettings {
     /// `defaultEnabled AND enabled`; false disables both budgets.
     pub enabled: bool,
     /// Events one unordered pair may exchange inside the window.
-    pub max_events_per_window: i64,
-    /// The sliding window (ms).
-    pub window_ms: i64,
-    /// The cooldown after either budget trips (ms).
-    pub cooldown_ms: i64,
+    pub max_events_per_window: NonZeroU64,
+    /// The sliding window.
+    pub window: Millis,
+    /// The cooldown after either budget trips.
+    pub cooldown: Millis,
     /// The burst limit; `None` leaves the burst budget off.
-    pub max_conversation_bot_events: Option<u32>,
+    pub max_conversation_bot_events: Option<NonZeroU32>,
 }
 
 /// The five keys of one validated `botLoopProtection` object; `None` = not set.
@@ -54,14 +57,14 @@ pub struct PairSettings {
 pub struct Layer {
     /// `enabled`.
     pub enabled: Option<bool>,
-    /// `maxEventsPerWindow` (≥ 1).
-    pub max_events: Option<i64>,
+    /// `maxEventsPerWindow`.
+    pub max_events: Option<NonZeroU64>,
     /// `windowSeconds` (≥ 1).
     pub window_seconds: Option<i64>,
     /// `cooldownSeconds` (≥ 1).
     pub cooldown_seconds: Option<i64>,
     /// `maxConversationBotEvents` (1..=500).
-    pub max_conversation_bot_events: Option<u32>,
+    pub max_conversation_bot_events: Option<NonZeroU32>,
 }
 
 impl Layer {
@@ -84,8 +87,8 @@ impl Layer {
         PairSettings {
             enabled: l.enabled.unwrap_or(true),
             max_events_per_window: l.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
-            window_ms: l.window_seconds.unwrap_or(DEFAULT_WINDOW_SECONDS).saturating_mul(1000),
-            cooldown_ms: l.cooldown_seconds.unwrap_or(DEFAULT_COOLDOWN_SECONDS).saturating_mul(1000),
+            window: Millis::from_secs(l.window_seconds.unwrap_or(DEFAULT_WINDOW_SECONDS)),
+            cooldown: Millis::from_secs(l.cooldown_seconds.unwrap_or(DEFAULT_COOLDOWN_SECONDS)),
             max_conversation_bot_events: l.max_conversation_bot_events,
         }
     }
@@ -315,10 +318,11 @@ fn layer_in(container: &Map<String, Value>, path: &str) -> Result<Option<Layer>,
     strict_keys(obj, &path, KEYS)?;
     Ok(Some(Layer {
         enabled: opt_bool(obj, &path, "enabled")?,
-        max_events: opt_int(obj, &path, "maxEventsPerWindow", 1, i64::MAX)?,
+        max_events: opt_nonzero(obj, &path, "maxEventsPerWindow", i64::MAX)?,
         window_seconds: opt_int(obj, &path, "windowSeconds", 1, i64::MAX)?,
         cooldown_seconds: opt_int(obj, &path, "cooldownSeconds", 1, i64::MAX)?,
-        max_conversation_bot_events: opt_int(obj, &path, "maxConversationBotEvents", 1, MAX_BURST)?.map(|n| n as u32),
+        max_conversation_bot_events: opt_nonzero(obj, &path, "maxConversationBotEvents", MAX_BURST)?
+            .and_then(|n| NonZeroU32::try_from(n).ok()),
     }))
 }
 

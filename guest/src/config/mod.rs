@@ -194,6 +194,19 @@ pub fn opt_int(
     }
 }
 
+/// [`opt_int`] for a limit that cannot be zero: validated here, once, so the core takes the
+/// `NonZero` as it is.
+pub fn opt_nonzero(
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+    key: &str,
+    max: i64,
+) -> Result<Option<std::num::NonZeroU64>, ConfigError> {
+    let n = opt_int(obj, path, key, 1, max)?;
+    // `opt_int` checked 1 ≤ n, so the conversion never fails.
+    Ok(n.and_then(|n| u64::try_from(n).ok()).and_then(std::num::NonZeroU64::new))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

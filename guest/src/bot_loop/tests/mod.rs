@@ -17,13 +17,13 @@ pub(super) use Want::{A, B, P};
 
 pub(super) type Step = (i64, &'static str, Option<&'static str>, Want);
 
-pub(super) fn settings(max: i64, window_ms: i64, cooldown_ms: i64, burst: Option<u32>) -> PairSettings {
+pub(super) fn settings(max: u64, window_ms: i64, cooldown_ms: i64, burst: Option<u32>) -> PairSettings {
     PairSettings {
         enabled: true,
-        max_events_per_window: max,
-        window_ms,
-        cooldown_ms,
-        max_conversation_bot_events: burst,
+        max_events_per_window: std::num::NonZeroU64::new(max).unwrap(),
+        window: Millis(window_ms),
+        cooldown: Millis(cooldown_ms),
+        max_conversation_bot_events: burst.and_then(std::num::NonZeroU32::new),
     }
 }
 
@@ -31,7 +31,7 @@ pub(super) fn settings(max: i64, window_ms: i64, cooldown_ms: i64, burst: Option
 pub(super) fn run(guard: &mut BotGuard, s: &PairSettings, steps: &[Step]) {
     for (i, &(now_ms, who, event_id, want)) in steps.iter().enumerate() {
         let (sender, receiver) = who.split_once('>').unwrap_or((who, ""));
-        let facts = BotFacts { scope: "acct", conversation: "c1", sender, receiver, now_ms, event_id };
+        let facts = BotFacts { scope: "acct", conversation: "c1", sender, receiver, now: Millis(now_ms), event_id };
         let want = match want {
             A => BotDecision::Allow,
             P(until) => BotDecision::Suppress { cooldown_until_ms: until, budget: Budget::Pair },
@@ -210,7 +210,7 @@ fn scope_and_conversation_separate_pairs() {
         conversation,
         sender: "a",
         receiver: "b",
-        now_ms: 0,
+        now: Millis(0),
         event_id: None,
     };
     for (scope, conv) in [("s1", "c1"), ("s2", "c1"), ("s1", "c2")] {
@@ -234,11 +234,11 @@ fn bypasses_allow_and_record_nothing() {
     for (name, s, [scope, conversation, sender, receiver]) in cases {
         let mut guard = BotGuard::new(100);
         for now_ms in 0..5 {
-            let facts = BotFacts { scope, conversation, sender, receiver, now_ms, event_id: None };
+            let facts = BotFacts { scope, conversation, sender, receiver, now: Millis(now_ms), event_id: None };
             assert_eq!(guard.record_and_check(&facts, s), BotDecision::Allow, "{name}");
         }
         assert_eq!((guard.pair_count(), guard.burst_count()), (0, 0), "{name}: nothing recorded");
-        assert_eq!(guard.snapshot().next_prune_at, 0, "{name}: no prune either");
+        assert_eq!(guard.snapshot().next_prune_at.ms(), 0, "{name}: no prune either");
     }
 }
 
@@ -249,25 +249,25 @@ fn prune_runs_at_most_once_per_minute_of_event_time() {
     let mut guard = BotGuard::new(100);
     let at = |guard: &mut BotGuard, now_ms, who: &str| {
         let (sender, receiver) = who.split_once('>').unwrap_or((who, "r"));
-        let facts = BotFacts { scope: "s", conversation: "c", sender, receiver, now_ms, event_id: None };
+        let facts = BotFacts { scope: "s", conversation: "c", sender, receiver, now: Millis(now_ms), event_id: None };
         guard.record_and_check(&facts, &s);
     };
     at(&mut guard, -5, "x>r");
-    assert_eq!(guard.snapshot().next_prune_at, 0, "a negative first now does not prune");
+    assert_eq!(guard.snapshot().next_prune_at.ms(), 0, "a negative first now does not prune");
     at(&mut guard, 0, "a>r");
-    assert_eq!(guard.snapshot().next_prune_at, 60_000);
+    assert_eq!(guard.snapshot().next_prune_at.ms(), 60_000);
     at(&mut guard, 30_000, "b>r");
     at(&mut guard, 59_999, "c>r");
     assert_eq!(guard.pair_count(), 4, "idle pairs stay until the next prune");
-    assert_eq!(guard.snapshot().next_prune_at, 60_000);
+    assert_eq!(guard.snapshot().next_prune_at.ms(), 60_000);
     at(&mut guard, 60_000, "d>r");
     // x, a, b expired (ts ≤ 60000 − 1000) and were deleted; c (59999) is still in its window.
     assert_eq!(guard.pair_count(), 2);
-    assert_eq!(guard.snapshot().next_prune_at, 120_000);
+    assert_eq!(guard.snapshot().next_prune_at.ms(), 120_000);
     // The burst bucket (s, c, r) still holds events from the last 10 minutes: kept.
     assert_eq!(guard.burst_count(), 1);
     at(&mut guard, 50_000, "e>r"); // older, out of order: no prune
-    assert_eq!(guard.snapshot().next_prune_at, 120_000);
+    assert_eq!(guard.snapshot().next_prune_at.ms(), 120_000);
     assert_eq!(guard.pair_count(), 3);
     at(&mut guard, 659_999, "f>r");
     assert_eq!(guard.pair_count(), 1, "only f-r is left");
@@ -318,11 +318,11 @@ fn snapshot_by_reference_encodes_like_the_owned_snapshot() {
 
 #[test]
 fn a_snapshot_with_whole_id_digests_loads_its_events() {
-    // Snapshots written before pairs were packed hold each event id's 64-bit blake3 digest. The
-    // events keep their slots; a replay of such an event is not recognised (packed.rs explains).
+    // Snapshots written before pairs kept tags hold each event id's 64-bit blake3 digest. The
+    // events keep their slots; a replay of such an event is not recognised (pair.rs explains).
     let s = settings(2, 60_000, 10_000, None);
-    let entry = pair::PairEntry {
-        events: vec![pair::Event { ts: 0, id: key::event_id_digest(Some("e1")) }],
+    let entry = PairEntry {
+        events: vec![SnapshotEvent { ts: 0, id: key::event_id_digest(Some("e1")) }],
         window_ms: 60_000,
         cooldown_started_at: 0,
         cooldown_until: 0,
@@ -335,7 +335,7 @@ fn a_snapshot_with_whole_id_digests_loads_its_events() {
 
 mod burst;
 mod memory;
-mod packed;
+mod pair;
 
 /// openclaw 2026.9 (tests/oracle/NOTES.md §4.1, case `bot-replay-during-cooldown`, whose
 /// decisions these are): a redelivered id still in the window is let through even during the

@@ -7,7 +7,8 @@ use serde_json::json;
 type Row = (bool, i64, i64, i64, Option<u32>);
 
 fn settings_of(s: PairSettings) -> Row {
-    (s.enabled, s.max_events_per_window, s.window_ms / 1000, s.cooldown_ms / 1000, s.max_conversation_bot_events)
+    let burst = s.max_conversation_bot_events.map(|n| n.get());
+    (s.enabled, s.max_events_per_window.get() as i64, s.window.ms() / 1000, s.cooldown.ms() / 1000, burst)
 }
 
 fn parse(doc: Value) -> BotLoopConfig {
