@@ -5,9 +5,10 @@
 //! and an operator points at a state directory without knowing which. [`discover`] lists the
 //! sessions of every source under the paths, each with its [`SourceFormat`]; [`Importer`] hands
 //! each session to its reader and collects the events, the counts and the errors. The readers
-//! stand side by side and have one shape: `read_session(info, sink, out)` streams the session's
-//! active branch to `sink` and fills `out` ([`ReadBuilder`]); none of them imports another or
-//! this file.
+//! stand side by side and have one shape: `read_session(info, sink, out)` (for `sqlite`, a method
+//! of the open store, which the importer keeps for the next session of the same file) streams
+//! the session's active branch to `sink` and fills `out` ([`ReadBuilder`]); no reader imports
+//! another, the discovery or this file.
 //!
 //! - [`sqlite`]: agent stores (`transcript_events`, zstd rows) and their archive tables;
 //! - [`jsonl`]: pi JSONL transcripts, and any stream of their lines (cold and store archives);
