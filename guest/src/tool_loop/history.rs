@@ -4,7 +4,7 @@
 //! each with its outcome hash once the tool has returned. Runs share one history and are kept
 //! apart by filtering on the run id, so the size limit counts the whole session.
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::digest::{name_id, Digest};
 use crate::js::js_trim;
@@ -75,64 +75,15 @@ pub fn run_scope(run: Option<&str>) -> Option<u64> {
 }
 
 /// The records of one session, oldest first.
-///
-/// Kept in one `Vec` whose live window starts at `head`: trimming moves `head` forward, and the
-/// dead prefix is dropped in one move once it holds `SLACK` records (every eighth call of a
-/// full history, about a record's bytes moved per call on average). Why not a `VecDeque`: every
-/// detector walks the history newest first, and a walk over a ring re-tests at each step which
-/// of its two halves it is in; over one slice it is a plain loop (and in the component, each
-/// loop header is an interruption check). The buffer grows by doubling up to exactly the size
-/// limit plus `SLACK` records, so a full history of 30 takes 38 records' room, where a ring
-/// took 32.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(from = "HistoryWire")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
     records: Vec<Record>,
-    head: usize,
 }
-
-/// Dead records a [`History`] keeps before dropping them in one move.
-const SLACK: usize = 8;
-
-/// How a [`History`] is written in snapshots: its live records, oldest first.
-#[derive(Deserialize)]
-struct HistoryWire {
-    records: Vec<Record>,
-}
-
-impl From<HistoryWire> for History {
-    fn from(w: HistoryWire) -> Self {
-        History { records: w.records, head: 0 }
-    }
-}
-
-impl Serialize for History {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct HistoryWire<'a> {
-            records: &'a [Record],
-        }
-        HistoryWire { records: self.window() }.serialize(s)
-    }
-}
-
-impl PartialEq for History {
-    fn eq(&self, other: &Self) -> bool {
-        self.window() == other.window()
-    }
-}
-
-impl Eq for History {}
 
 impl History {
-    /// The live records, oldest first.
-    fn window(&self) -> &[Record] {
-        &self.records[self.head..]
-    }
-
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.records.len() - self.head
+        self.records.len()
     }
 
     /// True when empty.
@@ -142,7 +93,7 @@ impl History {
 
     /// The records whose run matches `run` (already normalized), oldest first.
     pub fn scoped(&self, run: Option<u64>) -> impl DoubleEndedIterator<Item = &Record> + Clone + '_ {
-        self.window().iter().filter(move |r| r.run == run)
+        self.records.iter().filter(move |r| r.run == run)
     }
 
     /// `recordToolCall`: pushes a call with no outcome, then trims.
@@ -157,14 +108,8 @@ impl History {
         self.push(Record { tool, args, run, veto: true, ..Record::default() }, size);
     }
 
-    /// Appends a record and trims to `size`. The buffer grows by doubling, but never past what
-    /// `size` needs: the window and at most [`SLACK`] dead records.
+    /// Appends a record and trims to `size`.
     fn push(&mut self, record: Record, size: usize) {
-        let len = self.records.len();
-        if len == self.records.capacity() {
-            let room = (len * 2).clamp(4, size.max(1) + SLACK).max(len + 1);
-            self.records.reserve_exact(room - len);
-        }
         self.records.push(record);
         self.trim(size);
     }
@@ -181,7 +126,7 @@ impl History {
         size: usize,
     ) {
         let call_id = call_id.filter(|c| !c.is_empty());
-        let open = self.records[self.head..].iter_mut().rev().find(|r| {
+        let open = self.records.iter_mut().rev().find(|r| {
             r.result.is_none()
                 && !r.veto
                 && r.run == run
@@ -216,28 +161,26 @@ impl History {
         self.trim(size);
     }
 
-    /// The live records, oldest first (for snapshots).
+    /// The records, oldest first (for snapshots).
     pub fn records(&self) -> &[Record] {
-        self.window()
+        &self.records
     }
 
     /// A history of these records (a snapshot's), oldest first.
     pub fn from_records(records: Vec<Record>) -> Self {
-        History { records, head: 0 }
+        History { records }
     }
 
     /// True when some record holds a fact of openclaw 2026.9's rules (which format 1/2
     /// snapshots cannot carry).
     pub fn has_extended_records(&self) -> bool {
-        self.window().iter().any(|r| r.veto || r.no_progress || r.failure.is_some())
+        self.records.iter().any(|r| r.veto || r.no_progress || r.failure.is_some())
     }
 
+    /// Drops the oldest records past `size`.
     fn trim(&mut self, size: usize) {
-        self.head = self.head.max(self.records.len().saturating_sub(size));
-        if self.head >= SLACK {
-            self.records.drain(..self.head);
-            self.head = 0;
-        }
+        let excess = self.records.len().saturating_sub(size);
+        self.records.drain(..excess);
     }
 }
 
@@ -323,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn the_window_keeps_the_newest_records_and_its_buffer_stays_bounded() {
+    fn the_history_keeps_the_newest_records() {
         let mut h = History::default();
         for i in 0..=255u8 {
             let size = if i < 200 { 30 } else { 7 };
@@ -331,14 +274,13 @@ mod tests {
             let want: Vec<Digest> = (i.saturating_sub(size as u8 - 1)..=i).map(d).collect();
             let got: Vec<Digest> = h.scoped(None).map(|r| r.args).collect();
             assert_eq!(got, want, "after call {i}");
-            assert!(h.records.capacity() <= 30 + SLACK, "room for {} records", h.records.capacity());
         }
-        // A snapshot holds the live records only, and reads back equal.
+        // A snapshot holds the records, and reads back equal.
         let bytes = postcard::to_allocvec(&h).expect("serializes");
         let back: History = postcard::from_bytes(&bytes).expect("deserializes");
         assert_eq!(back, h);
         assert_eq!(back.records.len(), 7);
-        let plain = postcard::to_allocvec(&h.window().to_vec()).expect("serializes");
+        let plain = postcard::to_allocvec(&h.records().to_vec()).expect("serializes");
         assert_eq!(bytes, plain, "the same bytes as a plain list of the records");
     }
 
