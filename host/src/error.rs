@@ -80,6 +80,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error the policy returned for bad input (config, events, snapshot).
+    pub(crate) fn policy(e: crate::bindings::loopguard::policy::types::PolicyError) -> Error {
+        Error::Policy { kind: e.kind, path: e.path, reason: e.reason }
+    }
+
     /// True for failures that leave the instance unusable (trap, timeout, out of memory): the
     /// caller must drop it and make a new one.
     pub fn breaks_instance(&self) -> bool {

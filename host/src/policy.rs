@@ -15,7 +15,6 @@ use wasmtime::{Config, Engine, Store};
 use crate::bindings::{self, HostState, PolicyPre};
 use crate::compile_cache;
 use crate::error::{Error, Result};
-use crate::gateway::Gateway;
 use crate::limits::{self, Limiter, Limits};
 
 /// The policy built from `guest/` when this crate was compiled.
@@ -286,11 +285,6 @@ impl Policy {
         let bindings = self.pre.instantiate(&mut store).map_err(|e| Error::load(&*self.path, e))?;
         Ok(Instance { store, bindings, path: self.path.clone(), limits: self.limits })
     }
-
-    /// Shorthand for `instantiate()?.create_gateway(config)`.
-    pub fn gateway(&self, config: &str) -> Result<Gateway> {
-        self.instantiate()?.create_gateway(config)
-    }
 }
 
 /// Semver compatibility of two `major.minor.patch` strings.
@@ -356,18 +350,7 @@ impl Instance {
     pub fn replay(&mut self, config: &str, trace: &str) -> Result<String> {
         let deadline = self.limits.batch(config.len() + trace.len());
         let out = self.call("replay", deadline, |store, b| b.call_replay(store, config, trace))?;
-        out.map_err(crate::gateway::policy_error)
-    }
-
-    /// Builds a gateway from a config document; the gateway owns this instance.
-    pub fn create_gateway(mut self, config: &str) -> Result<Gateway> {
-        let deadline = self.limits.batch(config.len());
-        let created =
-            self.call("create", deadline, |store, b| b.loopguard_policy_guard().gateway().call_create(store, config));
-        match created? {
-            Ok(handle) => Ok(Gateway::new(self, handle)),
-            Err(e) => Err(crate::gateway::policy_error(e)),
-        }
+        out.map_err(Error::policy)
     }
 
     /// Where the policy came from.

@@ -11,11 +11,11 @@ use crate::bindings::exports::loopguard::policy::guard::GuestGateway as Guest;
 use crate::bindings::HostState;
 
 use crate::bindings::loopguard::policy::types::{
-    BotMessage, BotVerdict, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, OutcomeVerdict,
-    PolicyError, Stats, ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotVerdict, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, OutcomeVerdict, Stats,
+    ToolCall, ToolOutcome, ToolVerdict,
 };
 use crate::error::{Error, Result};
-use crate::policy::Instance;
+use crate::policy::{Instance, Policy};
 
 /// All loop-guard state of one gateway, living inside its own policy instance.
 pub struct Gateway {
@@ -23,16 +23,27 @@ pub struct Gateway {
     handle: ResourceAny,
 }
 
-pub(crate) fn policy_error(e: PolicyError) -> Error {
-    Error::Policy { kind: e.kind, path: e.path, reason: e.reason }
+// Building a gateway lives here, beside the type it builds, so that `policy.rs` (engine,
+// component, instances) needs nothing from this file.
+impl Policy {
+    /// Shorthand for `instantiate()?.create_gateway(config)`.
+    pub fn gateway(&self, config: &str) -> Result<Gateway> {
+        self.instantiate()?.create_gateway(config)
+    }
+}
+
+impl Instance {
+    /// Builds a gateway from a config document; the gateway owns this instance.
+    pub fn create_gateway(mut self, config: &str) -> Result<Gateway> {
+        let deadline = self.limits.batch(config.len());
+        let created =
+            self.call("create", deadline, |store, b| b.loopguard_policy_guard().gateway().call_create(store, config));
+        let handle = created?.map_err(Error::policy)?;
+        Ok(Gateway { instance: self, handle })
+    }
 }
 
 impl Gateway {
-    /// Wraps a gateway just created in `instance`.
-    pub(crate) fn new(instance: Instance, handle: ResourceAny) -> Self {
-        Gateway { instance, handle }
-    }
-
     /// The instance this gateway lives in (for `version()` and `replay()`).
     pub fn instance(&mut self) -> &mut Instance {
         &mut self.instance
@@ -61,13 +72,13 @@ impl Gateway {
 
     /// Checks a tool call before it runs (and records it unless blocked or disabled).
     pub fn check_tool_call(&mut self, call: &ToolCall) -> Result<ToolVerdict> {
-        self.typed("check-tool-call", |s, g, h| g.call_check_tool_call(s, h, call))?.map_err(policy_error)
+        self.typed("check-tool-call", |s, g, h| g.call_check_tool_call(s, h, call))?.map_err(Error::policy)
     }
 
     /// Records how a tool call ended; may return the post-compaction abort.
     pub fn record_tool_outcome(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict> {
         self.typed("record-tool-outcome", |s, g, h| g.call_record_tool_outcome(s, h, call, outcome))?
-            .map_err(policy_error)
+            .map_err(Error::policy)
     }
 
     /// Arms the post-compaction guard for `session` and `run`.
@@ -87,7 +98,7 @@ impl Gateway {
 
     /// Decides whether a bot-authored inbound message may be handled or must be suppressed.
     pub fn check_bot_message(&mut self, message: &BotMessage) -> Result<BotVerdict> {
-        self.typed("check-bot-message", |s, g, h| g.call_check_bot_message(s, h, message))?.map_err(policy_error)
+        self.typed("check-bot-message", |s, g, h| g.call_check_bot_message(s, h, message))?.map_err(Error::policy)
     }
 
     /// An inbound message to a conversation with a broadcast entry: which agents run round 1.
@@ -109,7 +120,7 @@ impl Gateway {
     /// their decisions as JSON Lines.
     pub fn apply_events(&mut self, events: &str, first_line: u32) -> Result<String> {
         self.batch("apply-events", events.len(), |s, g, h| g.call_apply_events(s, h, events, first_line))?
-            .map_err(policy_error)
+            .map_err(Error::policy)
     }
 
     /// Exports the whole state as a versioned snapshot.
@@ -119,7 +130,8 @@ impl Gateway {
 
     /// Replaces the state with a snapshot from `export_state` (of this or an older policy).
     pub fn import_state(&mut self, snapshot: &[u8]) -> Result<()> {
-        self.batch("import-state", snapshot.len(), |s, g, h| g.call_import_state(s, h, snapshot))?.map_err(policy_error)
+        self.batch("import-state", snapshot.len(), |s, g, h| g.call_import_state(s, h, snapshot))?
+            .map_err(Error::policy)
     }
 
     /// Counters for metrics (sessions, bot pairs, group threads, guest memory).

@@ -1,7 +1,7 @@
 //! The guard's calls on a [`SwappableGateway`]: each runs on the active instance and, unless it
 //! only reads, is logged in the journal so that a swap can apply it to the new instance.
 
-use super::journal::Call;
+use super::log::Call;
 use super::{FailureMode, SwappableGateway};
 use crate::error::Result;
 use crate::{

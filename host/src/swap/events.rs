@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::journal::Call;
+use super::log::Call;
 use crate::error::Result;
 use crate::gateway::Gateway;
 use crate::{GroupThread, ToolCall, ToolOutcome};

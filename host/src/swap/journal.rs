@@ -10,92 +10,16 @@
 //!
 //! The journal is bounded: a snapshot clears it, and one is taken after
 //! [`Supervision::snapshot_every`] calls (spaced by [`Supervision::snapshot_spacing`]) or as
-//! soon as the logged calls hold more than [`MAX_LOG_BYTES`].
+//! soon as the logged calls hold more than [`MAX_LOG_BYTES`] (the calls themselves are kept in
+//! `log.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
-use crate::gateway::Gateway;
-use crate::{BotMessage, GroupReply, GroupThread, ToolCall, ToolOutcome};
+use crate::{ToolCall, ToolOutcome};
 
-use super::log::Log;
+use super::log::{Call, Log, MAX_LOG_BYTES};
 use super::Supervision;
-
-/// Logged calls beyond this many bytes (inputs copied) force a snapshot, whatever the spacing.
-pub const MAX_LOG_BYTES: usize = 16 << 20;
-
-/// One call that may have changed the state, with its inputs, so that it can be applied again
-/// to another instance. Read-only calls (`stats`, `export-state`, …) are not logged.
-#[derive(Debug, Clone)]
-pub(super) enum Call {
-    CheckTool(ToolCall),
-    Outcome(ToolCall, ToolOutcome),
-    Compaction { session: String, run: Option<String>, agent: Option<String> },
-    EndSession(String),
-    Events { events: String, first_line: u32 },
-    Bot(BotMessage),
-    GroupStart { thread: GroupThread, peer: String, text: String },
-    GroupFinish { thread: GroupThread, replies: Vec<GroupReply> },
-    GroupCancel(GroupThread),
-}
-
-impl Call {
-    /// Applies the call to `gateway` and drops the answer. Only a failure that breaks the instance
-    /// is an error: a policy error (bad input) was the original call's answer too, and it changed
-    /// nothing then either.
-    pub(super) fn apply(&self, gw: &mut Gateway) -> Result<()> {
-        let done = match self {
-            Call::CheckTool(c) => gw.check_tool_call(c).map(drop),
-            Call::Outcome(c, o) => gw.record_tool_outcome(c, o).map(drop),
-            Call::Compaction { session, run, agent } => {
-                gw.compaction_retried(session, run.as_deref(), agent.as_deref()).map(drop)
-            }
-            Call::EndSession(session) => gw.end_session(session),
-            Call::Events { events, first_line } => gw.apply_events(events, *first_line).map(drop),
-            Call::Bot(m) => gw.check_bot_message(m).map(drop),
-            Call::GroupStart { thread, peer, text } => gw.start_group_thread(thread, peer, text).map(drop),
-            Call::GroupFinish { thread, replies } => gw.finish_group_round(thread, replies).map(drop),
-            Call::GroupCancel(thread) => gw.cancel_group_thread(thread).map(drop),
-        };
-        match done {
-            Err(e) if e.breaks_instance() => Err(e),
-            _ => Ok(()),
-        }
-    }
-
-    /// What the call's copy costs in memory, roughly: its text plus a fixed overhead.
-    pub(super) fn bytes(&self) -> usize {
-        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-        let call = |c: &ToolCall| {
-            c.session.len() + c.tool.len() + c.args_json.len() + opt(&c.run) + opt(&c.agent) + opt(&c.call_id)
-        };
-        let thread =
-            |t: &GroupThread| t.channel.len() + t.account.len() + t.conversation.len() + opt(&t.thread) + t.root.len();
-        let text = match self {
-            Call::CheckTool(c) => call(c),
-            Call::Outcome(c, ToolOutcome::Returned(o) | ToolOutcome::Threw(o)) => call(c) + o.len(),
-            Call::Compaction { session, run, agent } => session.len() + opt(run) + opt(agent),
-            Call::EndSession(session) => session.len(),
-            Call::Events { events, .. } => events.len(),
-            Call::Bot(m) => {
-                m.channel.len()
-                    + m.account.len()
-                    + m.conversation.len()
-                    + opt(&m.room)
-                    + m.sender.len()
-                    + m.receiver.len()
-                    + opt(&m.event_id)
-            }
-            Call::GroupStart { thread: t, peer, text } => thread(t) + peer.len() + text.len(),
-            Call::GroupFinish { thread: t, replies } => {
-                thread(t) + replies.iter().map(|r| 32 + r.agent.len() + opt(&r.reply)).sum::<usize>()
-            }
-            Call::GroupCancel(t) => thread(t),
-        };
-        text + 128
-    }
-}
 
 /// The last good snapshot and the calls since, with the bookkeeping of the snapshot cadence.
 pub(super) struct Journal {
