@@ -17,9 +17,9 @@
 //!   used session, which a worker holding fewer sessions would not. Before a chunk brings the
 //!   number of distinct sessions past what the policy is known to keep (asked of a scratch
 //!   instance, [`keeps_sessions`]), the replay goes on with one gateway: it reads the trace
-//!   again up to that chunk (decisions dropped), then carries on from it. So does a line whose
-//!   `kind` or `session` is given twice with different values (which one counts is the
-//!   policy's rule).
+//!   again up to that chunk (decisions dropped), then carries on from it. So does a line that
+//!   `serde_json` does not read as the policy does (`route`: duplicate keys, lone surrogates,
+//!   malformed lines), so that the policy reads it, or names its error, as with one worker.
 //! - bad input: the policy checks a whole batch before applying any of it, so with one worker a
 //!   bad line fails its chunk and nothing of it is written. Here a failed chunk is checked whole
 //!   on a scratch instance (checking does not depend on state), which names exactly the line and
@@ -58,17 +58,6 @@ pub struct Replayed {
     /// The line from which the replay went on with one gateway (the session cap), if it did.
     pub single_from: Option<u64>,
 }
-
-/// Worker 0 is the thread that reads, routes and merges, which costs about a tenth of what the
-/// policy takes for the same bytes: each chunk adds `1 / ROUTING_SHARE` of its bytes to worker 0's
-/// load, so that the two threads of `--jobs 2` finish together. Measured on the bench's tool
-/// trace (paired, 9 runs, 2026-12-05): with no such share `--jobs 2` took 269 ms, with a twentieth
-/// 258 ms, a tenth 256 ms, a seventh 263 ms (`--jobs 1` 422 ms); again after the usual line
-/// head was routed without the scanner (11 pairs, that night): a twentieth 256 ms, a tenth 247,
-/// three twentieths 253, a fifth 265, three tenths 286. With so many workers that
-/// routing alone is more than one worker's share, worker 0 stops getting new sessions (its load
-/// keeps growing), and the replay is as fast as one thread can route.
-const ROUTING_SHARE: u64 = 10;
 
 /// Sessions a policy is first asked to keep; then twice as many each time a trace needs more.
 const FIRST_PROBE: usize = 1024;
@@ -165,11 +154,10 @@ struct Run<'a> {
     supervision: Supervision,
     /// Sessions the policy is known to keep without evicting.
     known_sessions: usize,
-    /// The worker of every session seen so far (foldhash: std's SipHash was ~125 instructions a
-    /// line). As many as the policy keeps at most: past that the replay goes on with one gateway.
-    sessions: std::collections::HashMap<Box<str>, u8, foldhash::fast::RandomState>,
-    /// Trace bytes given to each worker so far (the global lane's included), and worker 0's
-    /// routing counted as bytes (`ROUTING_SHARE`).
+    /// The worker of every session seen so far. As many as the policy keeps at most: past that
+    /// the replay goes on with one gateway.
+    sessions: std::collections::HashMap<Box<str>, u8>,
+    /// Trace bytes given to each worker so far (the global lane's included).
     load: Vec<u64>,
     /// The worker of bot and group events: the last, a thread of its own, so that with bot
     /// events in a trace the thread that routes has time for tool sessions.
@@ -237,7 +225,7 @@ impl Run<'_> {
             start = end;
             let body = line.strip_suffix('\n').unwrap_or(line);
             let owner = match route::route(body) {
-                Route::Ambiguous => return None,
+                Route::Unreadable => return None,
                 Route::Blank => work::NOBODY,
                 Route::Global => self.global,
                 Route::Session(s) => match self.sessions.get(&*s) {
@@ -255,8 +243,6 @@ impl Run<'_> {
             ends.push(u32::try_from(end).ok()?);
             owners.push(owner);
         }
-        // Worker 0 also routes every line: counted as bytes, it gets fewer new sessions.
-        self.load[0] += text.len() as u64 / ROUTING_SHARE;
         // Past the sessions the policy keeps, one gateway would evict and the workers would not.
         let needed = self.sessions.len();
         if needed > self.known_sessions {

@@ -5,8 +5,7 @@
 //! thread each, fed through bounded queues. Why not a thread for every worker: with `--jobs 2` on
 //! two cores, a third thread (the router) kept waking up on a core a worker was using, and
 //! `replay --jobs 2` of the bench's tool trace took 269 ms against 244 ms with worker 0 inline
-//! (medians of 11 alternating runs, 2026-12-05; `--jobs 1` 419 ms). The calling thread gets fewer
-//! sessions for the routing it does (`mod.rs`, `ROUTING_SHARE`).
+//! (medians of 11 alternating runs, 2026-12-05; `--jobs 1` 419 ms).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
