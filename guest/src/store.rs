@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use loopguard_policy::store::BoundedMap;
-//! let mut m = BoundedMap::new(2);
+//! let mut m = BoundedMap::new(std::num::NonZeroUsize::new(2).unwrap());
 //! *m.entry_or_insert_with("a", || 0) += 1;
 //! *m.entry_or_insert_with("b", || 0) += 1;
 //! *m.entry_or_insert_with("c", || 0) += 1; // evicts "a", the least recently used
@@ -26,6 +26,7 @@
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
+use std::num::NonZeroUsize;
 
 use hashbrown::hash_map::RawEntryMut;
 
@@ -89,9 +90,9 @@ pub struct BoundedMap<K, V> {
 }
 
 impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
-    /// An empty map that holds at most `capacity` entries (at least 1).
-    pub fn new(capacity: usize) -> Self {
-        Self { map: FastMap::default(), capacity: capacity.max(1), tick: 0, evicted: 0 }
+    /// An empty map that holds at most `capacity` entries.
+    pub fn new(capacity: NonZeroUsize) -> Self {
+        Self { map: FastMap::default(), capacity: capacity.get(), tick: 0, evicted: 0 }
     }
 
     /// The capacity.
@@ -100,8 +101,8 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     }
 
     /// Changes the capacity; evicts at once if the map is now over it.
-    pub fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity.max(1);
+    pub fn set_capacity(&mut self, capacity: NonZeroUsize) {
+        self.capacity = capacity.get();
         if self.map.len() > self.capacity {
             self.evict();
         }
@@ -222,7 +223,7 @@ impl<K: Hash + Eq + Clone, V: Clone> BoundedMap<K, V> {
     /// Rebuilds a map from [`BoundedMap::to_ordered`] output (least recently used first).
     /// Beyond the capacity, the least recently used entries are dropped; a key given twice
     /// keeps its later (more recent) value.
-    pub fn from_ordered(capacity: usize, entries: Vec<(K, V)>) -> Self {
+    pub fn from_ordered(capacity: NonZeroUsize, entries: Vec<(K, V)>) -> Self {
         let mut m = Self::new(capacity);
         let skip = entries.len().saturating_sub(m.capacity);
         for (key, value) in entries.into_iter().skip(skip) {
@@ -239,7 +240,7 @@ mod tests {
 
     #[test]
     fn evicts_least_recently_used_first() {
-        let mut m = BoundedMap::new(3);
+        let mut m = BoundedMap::new(std::num::NonZeroUsize::new(3).unwrap());
         for k in ["a", "b", "c"] {
             m.entry_or_insert_with(k, || 0);
         }
@@ -252,7 +253,7 @@ mod tests {
 
     #[test]
     fn stays_bounded_under_many_keys() {
-        let mut m = BoundedMap::new(1000);
+        let mut m = BoundedMap::new(std::num::NonZeroUsize::new(1000).unwrap());
         for i in 0..100_000u32 {
             m.entry_or_insert_with(&i, || i);
             assert!(m.len() <= 1000);
@@ -267,7 +268,7 @@ mod tests {
     /// eviction answers as the model does.
     #[test]
     fn behaves_like_a_least_recently_used_list() {
-        let mut m: BoundedMap<String, u64> = BoundedMap::new(40);
+        let mut m: BoundedMap<String, u64> = BoundedMap::new(std::num::NonZeroUsize::new(40).unwrap());
         let mut model: Vec<(String, u64)> = Vec::new(); // least recently used first
         let mut seed = 0x9e37_79b9_u64;
         for step in 0..20_000u64 {
@@ -313,14 +314,14 @@ mod tests {
 
     #[test]
     fn ordered_round_trip_keeps_lru_order() {
-        let mut m = BoundedMap::new(10);
+        let mut m = BoundedMap::new(std::num::NonZeroUsize::new(10).unwrap());
         for k in [1u32, 2, 3] {
             m.entry_or_insert_with(&k, || k * 10);
         }
         m.get_mut(&1);
         let ordered = m.to_ordered();
         assert_eq!(ordered, vec![(2, 20), (3, 30), (1, 10)]);
-        let mut back = BoundedMap::from_ordered(3, ordered);
+        let mut back = BoundedMap::from_ordered(std::num::NonZeroUsize::new(3).unwrap(), ordered);
         back.entry_or_insert_with(&4, || 40);
         assert!(back.get(&2).is_none(), "2 is still the least recently used after a round trip");
     }

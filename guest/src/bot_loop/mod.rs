@@ -23,7 +23,7 @@
 //! let settings = PairSettings { enabled: true, max_events_per_window: NonZeroU64::new(2).unwrap(),
 //!                               window: Millis(60_000), cooldown: Millis(30_000),
 //!                               max_conversation_bot_events: None };
-//! let mut guard = BotGuard::new(1_000);
+//! let mut guard = BotGuard::new(std::num::NonZeroUsize::new(1_000).unwrap());
 //! let facts = |now, sender, receiver| BotFacts { scope: "acct", conversation: "c1", sender,
 //!                                                receiver, now: Millis(now), event_id: None };
 //! assert_eq!(guard.record_and_check(&facts(0, "a", "b"), &settings), BotDecision::Allow);
@@ -44,6 +44,8 @@ pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef, Event as SnapshotEvent
 
 use crate::config::profile::{BotRules, DOCUMENTED};
 use crate::store::CompactMap;
+use std::num::NonZeroUsize;
+
 use crate::time::Millis;
 use burst::{BurstEntry, BurstEvent};
 use pair::Pair;
@@ -107,7 +109,7 @@ pub struct BotGuard {
 
 impl BotGuard {
     /// An empty guard tracking at most `max_pairs` pairs (and as many burst buckets).
-    pub fn new(max_pairs: usize) -> Self {
+    pub fn new(max_pairs: NonZeroUsize) -> Self {
         Self {
             pairs: CompactMap::new(max_pairs),
             bursts: CompactMap::new(max_pairs),

@@ -175,9 +175,9 @@ impl BotGuard {
 
     /// Rebuilds a guard from a snapshot, with a (possibly new) cap; entries beyond it are
     /// evicted least recently used first (and counted in [`BotGuard::evicted`]).
-    pub fn restore(snapshot: BotGuardSnapshot, max_pairs: usize) -> Self {
+    pub fn restore(snapshot: BotGuardSnapshot, max_pairs: std::num::NonZeroUsize) -> Self {
         // Entries the cap drops are skipped before their blocks are built.
-        let skip = snapshot.pairs.len().saturating_sub(max_pairs.max(1));
+        let skip = snapshot.pairs.len().saturating_sub(max_pairs.get());
         let built = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, Pair::from(&e))).collect();
         let pairs = CompactMap::from_ordered(max_pairs, built);
         let bursts = CompactMap::from_ordered(max_pairs, snapshot.bursts);

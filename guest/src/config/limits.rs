@@ -10,27 +10,41 @@
 //!                sendTools: ["telegram", "whatsapp_send"] } }
 //! ```
 
-use super::{object_at, opt_int, strict_keys, type_name, ConfigError};
+use std::num::NonZeroUsize;
+
+use super::{object_at, opt_nonzero, strict_keys, type_name, ConfigError};
 use serde_json::Value;
 
 /// Caps and lists from the `loopguard` block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Agent sessions kept at once; the least recently used is evicted beyond it.
-    pub max_sessions: usize,
+    pub max_sessions: NonZeroUsize,
     /// Bot pairs (and burst buckets) tracked at once; the least recently active is evicted.
-    pub max_pairs: usize,
+    pub max_pairs: NonZeroUsize,
     /// Group threads tracked at once; the least recently active is evicted.
-    pub max_group_threads: usize,
+    pub max_group_threads: NonZeroUsize,
     /// Extra tool names whose results are message sends (volatile ids stripped).
     pub send_tools: Vec<String>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_sessions: 10_000, max_pairs: 1_000_000, max_group_threads: 10_000, send_tools: Vec::new() }
+        Self {
+            max_sessions: DEFAULT_SESSIONS,
+            max_pairs: DEFAULT_PAIRS,
+            max_group_threads: DEFAULT_THREADS,
+            send_tools: Vec::new(),
+        }
     }
 }
+
+/// Built-in `maxSessions`.
+const DEFAULT_SESSIONS: NonZeroUsize = NonZeroUsize::new(10_000).unwrap();
+/// Built-in `maxPairs`.
+const DEFAULT_PAIRS: NonZeroUsize = NonZeroUsize::new(1_000_000).unwrap();
+/// Built-in `maxGroupThreads`.
+const DEFAULT_THREADS: NonZeroUsize = NonZeroUsize::new(10_000).unwrap();
 
 const PATH: &str = "loopguard";
 
@@ -41,8 +55,10 @@ impl Limits {
         let Some(obj) = object_at(doc, &[PATH])? else { return Ok(limits) };
         // `compat` is read by `profile::select`.
         strict_keys(obj, PATH, &["maxSessions", "maxPairs", "maxGroupThreads", "sendTools", "compat"])?;
-        let cap = |key: &str, default: usize| -> Result<usize, ConfigError> {
-            Ok(opt_int(obj, PATH, key, 1, 100_000_000)?.map_or(default, |n| n as usize))
+        let cap = |key: &str, default: NonZeroUsize| -> Result<NonZeroUsize, ConfigError> {
+            let n = opt_nonzero(obj, PATH, key, 100_000_000)?;
+            // At most 10⁸, so it fits a `usize` on every target.
+            Ok(n.and_then(|n| NonZeroUsize::try_from(n).ok()).unwrap_or(default))
         };
         limits.max_sessions = cap("maxSessions", limits.max_sessions)?;
         limits.max_pairs = cap("maxPairs", limits.max_pairs)?;
@@ -83,7 +99,7 @@ mod tests {
     #[test]
     fn reads_caps_and_send_tools() {
         let l = Limits::parse(&json!({"loopguard": {"maxSessions": 5, "sendTools": ["telegram"]}})).unwrap();
-        assert_eq!(l.max_sessions, 5);
+        assert_eq!(l.max_sessions.get(), 5);
         assert_eq!(l.send_tools, vec!["telegram".to_string()]);
     }
 

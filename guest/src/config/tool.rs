@@ -6,6 +6,8 @@
 //! repairs an ordering broken by the merge (the merge is not re-validated). Every agent's block is
 //! resolved once, here, so a decision only looks its settings up.
 
+use std::num::NonZeroU32;
+
 use crate::store::FastMap;
 
 use super::profile::{Profile, ToolRules, ToolTexts, DOCUMENTED};
@@ -36,7 +38,7 @@ pub struct LoopSettings {
     /// `detectors.pingPong`.
     pub ping_pong: bool,
     /// `postCompactionGuard.windowSize`.
-    pub window_size: u32,
+    pub window_size: NonZeroU32,
     /// The texts of the compatibility profile.
     pub texts: &'static ToolTexts,
     /// The rules of the compatibility profile.
@@ -219,6 +221,12 @@ pub fn merge(global: Option<&Map<String, Value>>, agent: Option<&Map<String, Val
     out
 }
 
+/// [`as_positive_int`] for a setting the core takes as non-zero. The profile's defaults are all
+/// positive, so the `MIN` fallback is never used; it only spares the core a check.
+fn as_positive(v: Option<&Value>, fallback: u32) -> NonZeroU32 {
+    NonZeroU32::new(as_positive_int(v, fallback)).unwrap_or(NonZeroU32::MIN)
+}
+
 /// OpenClaw's `asPositiveInt`: an integer-valued number > 0, else the fallback.
 pub fn as_positive_int(v: Option<&Value>, fallback: u32) -> u32 {
     match v.and_then(Value::as_f64) {
@@ -254,7 +262,7 @@ pub fn resolve(block: Option<&Map<String, Value>>, profile: &'static Profile) ->
         generic_repeat: flag("genericRepeat"),
         known_poll: flag("knownPollNoProgress"),
         ping_pong: flag("pingPong"),
-        window_size: as_positive_int(sub("postCompactionGuard", "windowSize"), d.window_size),
+        window_size: as_positive(sub("postCompactionGuard", "windowSize"), d.window_size),
         texts: &profile.texts,
         rules: &profile.tool,
     }

@@ -25,7 +25,7 @@
 //!     "agents": {"list": [{"id": "alpha"}, {"id": "beta"}]},
 //!     "broadcast": {"discord:123": {"agents": ["alpha", "beta"], "maxRounds": 2}}})).unwrap();
 //! let key = ThreadKey { channel: "discord", account: "default", conversation: "123", thread: None, root: "m1" };
-//! let mut groups = GroupCoordinator::new(1000);
+//! let mut groups = GroupCoordinator::new(std::num::NonZeroUsize::new(1000).unwrap());
 //! let start = groups.start(&cfg, &key, "123", "@beta what do you think?");
 //! assert_eq!(start, GroupStart::Round { round: 1, participants: vec!["beta".into()] });
 //! let step = groups.replies(&cfg, &key, &[Reply { agent: "beta".into(), reply: Some("ask @alpha".into()) }]);
@@ -170,8 +170,8 @@ pub struct GroupCoordinator {
 }
 
 impl GroupCoordinator {
-    /// A coordinator that keeps at most `max_threads` active threads (at least 1).
-    pub fn new(max_threads: usize) -> Self {
+    /// A coordinator that keeps at most `max_threads` active threads.
+    pub fn new(max_threads: std::num::NonZeroUsize) -> Self {
         Self { threads: BoundedMap::new(max_threads) }
     }
 
@@ -271,7 +271,7 @@ impl GroupCoordinator {
 
     /// Rebuilds a coordinator from [`GroupCoordinator::snapshot`] output; beyond `max_threads`
     /// the least recently active threads are dropped.
-    pub fn restore(snapshot: GroupSnapshot, max_threads: usize) -> Self {
+    pub fn restore(snapshot: GroupSnapshot, max_threads: std::num::NonZeroUsize) -> Self {
         Self { threads: BoundedMap::from_ordered(max_threads, snapshot.threads) }
     }
 }

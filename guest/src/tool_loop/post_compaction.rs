@@ -8,6 +8,8 @@
 //! Settings: `enabled` (off only when explicitly false), `postCompactionGuard.windowSize`. State:
 //! one [`CompactionGuard`] per (session, run), fixed at its creation.
 
+use std::num::NonZeroU32;
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::profile::{render, ToolTexts};
@@ -17,7 +19,7 @@ use crate::digest::Digest;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompactionGuard {
     enabled: bool,
-    window: u32,
+    window: NonZeroU32,
     remaining: u32,
     seen: Vec<(Digest, Digest)>,
 }
@@ -33,8 +35,8 @@ pub struct Abort {
 
 impl CompactionGuard {
     /// A dormant guard; `enabled` is false only when the config says `enabled: false`.
-    pub fn new(enabled: bool, window: u32) -> Self {
-        Self { enabled, window: window.max(1), remaining: 0, seen: Vec::new() }
+    pub fn new(enabled: bool, window: NonZeroU32) -> Self {
+        Self { enabled, window, remaining: 0, seen: Vec::new() }
     }
 
     /// Whether the guard is on.
@@ -44,7 +46,7 @@ impl CompactionGuard {
 
     /// The window size.
     pub fn window(&self) -> u32 {
-        self.window
+        self.window.get()
     }
 
     /// Attempts left in the armed window (0 = dormant).
@@ -54,7 +56,7 @@ impl CompactionGuard {
 
     /// `armPostCompaction`: a fresh window, whatever was there before.
     pub fn arm(&mut self) {
-        self.remaining = self.window;
+        self.remaining = self.window.get();
         self.seen.clear();
     }
 
@@ -69,7 +71,7 @@ impl CompactionGuard {
         if self.remaining == 0 {
             self.seen.clear(); // disarmed: dormant until the next arm
         }
-        (matches >= self.window).then(|| Abort {
+        (matches >= self.window.get()).then(|| Abort {
             count: matches,
             message: render(
                 texts.compaction_abort,
@@ -84,12 +86,16 @@ mod tests {
     use super::*;
     use crate::config::profile::DOCUMENTED;
 
+    fn nz(n: u32) -> NonZeroU32 {
+        NonZeroU32::new(n).unwrap()
+    }
+
     const A: Digest = [1; 16];
     const R: Digest = [2; 16];
 
     #[test]
     fn aborts_when_the_whole_window_repeats() {
-        let mut g = CompactionGuard::new(true, 3);
+        let mut g = CompactionGuard::new(true, nz(3));
         g.arm();
         assert_eq!(g.observe("exec", A, R, &DOCUMENTED.texts), None);
         assert_eq!(g.observe("exec", A, R, &DOCUMENTED.texts), None);
@@ -102,7 +108,7 @@ mod tests {
 
     #[test]
     fn any_difference_in_the_window_means_no_abort_and_the_window_closes() {
-        let mut g = CompactionGuard::new(true, 3);
+        let mut g = CompactionGuard::new(true, nz(3));
         g.arm();
         g.observe("exec", A, R, &DOCUMENTED.texts);
         g.observe("exec", A, [3; 16], &DOCUMENTED.texts);
@@ -112,16 +118,16 @@ mod tests {
 
     #[test]
     fn dormant_or_disabled_guards_observe_nothing() {
-        let mut g = CompactionGuard::new(true, 1);
+        let mut g = CompactionGuard::new(true, nz(1));
         assert_eq!(g.observe("t", A, R, &DOCUMENTED.texts), None, "not armed");
-        let mut off = CompactionGuard::new(false, 1);
+        let mut off = CompactionGuard::new(false, nz(1));
         off.arm();
         assert_eq!(off.observe("t", A, R, &DOCUMENTED.texts), None);
     }
 
     #[test]
     fn rearming_mid_window_resets_everything() {
-        let mut g = CompactionGuard::new(true, 2);
+        let mut g = CompactionGuard::new(true, nz(2));
         g.arm();
         g.observe("t", A, R, &DOCUMENTED.texts);
         g.arm();

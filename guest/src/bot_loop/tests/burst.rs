@@ -5,7 +5,7 @@ use super::{run, settings, Step, A, B, P};
 use crate::bot_loop::*;
 
 fn check(s: PairSettings, steps: &[Step]) {
-    run(&mut BotGuard::new(1_000), &s, steps);
+    run(&mut BotGuard::new(std::num::NonZeroUsize::new(1_000).unwrap()), &s, steps);
 }
 
 /// A pair budget too large to trip, so only the burst budget decides.

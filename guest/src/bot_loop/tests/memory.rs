@@ -14,7 +14,7 @@ fn facts<'a>(conversation: &'a str, sender: &'a str, now_ms: i64) -> BotFacts<'a
 #[test]
 fn many_distinct_pairs_stay_under_the_cap() {
     let s = settings(20, 60_000, 60_000, Some(10));
-    let mut guard = BotGuard::new(10_000);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(10_000).unwrap());
     for i in 0..200_000u32 {
         let (conversation, sender) = (format!("c{}", i % 1_000), format!("bot{i}"));
         // All at the same instant: no prune helps, only the cap bounds the maps.
@@ -32,13 +32,13 @@ fn many_distinct_pairs_stay_under_the_cap() {
 #[test]
 fn eviction_count_survives_a_snapshot() {
     let s = settings(20, 60_000, 60_000, None);
-    let mut guard = BotGuard::new(10);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(10).unwrap());
     for i in 0..100 {
         guard.record_and_check(&facts("c", &format!("b{i}"), 0), &s);
     }
     let evicted = guard.evicted();
     assert!(evicted >= 90);
-    let restored = BotGuard::restore(guard.snapshot(), 10);
+    let restored = BotGuard::restore(guard.snapshot(), std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(restored.evicted(), evicted);
     assert_eq!(restored.pair_count(), guard.pair_count());
 }
@@ -79,7 +79,7 @@ fn a_pair_is_one_word_pointer_and_its_block_is_four_words_plus_one_per_event() {
     // Natively a `Box<[u64]>` is two 8-byte words; on wasm32 two 4-byte ones.
     assert_eq!(size_of::<Pair>(), 2 * size_of::<usize>());
     let s = settings(20, 60_000, 60_000, None);
-    let mut guard = BotGuard::new(10);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(10).unwrap());
     for t in 0..20 {
         guard.record_and_check(&facts("c", "bot", t), &s);
     }
@@ -93,7 +93,7 @@ fn estimated_bytes_per_pair_at_the_default_budget() {
     // Default budget: 20 events per 60 s; cap as the default `loopguard.maxPairs`.
     let s = settings(20, 60_000, 60_000, None);
     let estimate = |events_per_pair: i64| {
-        let mut guard = BotGuard::new(1_000_000);
+        let mut guard = BotGuard::new(std::num::NonZeroUsize::new(1_000_000).unwrap());
         for i in 0..7_000 {
             let sender = format!("bot{i}");
             for t in 0..events_per_pair {

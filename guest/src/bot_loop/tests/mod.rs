@@ -42,7 +42,7 @@ pub(super) fn run(guard: &mut BotGuard, s: &PairSettings, steps: &[Step]) {
 }
 
 fn check(s: PairSettings, steps: &[Step]) -> BotGuard {
-    let mut guard = BotGuard::new(1_000);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(1_000).unwrap());
     run(&mut guard, &s, steps);
     guard
 }
@@ -204,7 +204,7 @@ fn an_id_counts_again_once_it_left_the_window() {
 #[test]
 fn scope_and_conversation_separate_pairs() {
     let s = settings(1, 60_000, 10_000, None);
-    let mut guard = BotGuard::new(100);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(100).unwrap());
     let mk = |scope, conversation| BotFacts {
         scope,
         conversation,
@@ -232,7 +232,7 @@ fn bypasses_allow_and_record_nothing() {
         ("self pair", on, ["s", "c", "a", "a"]),
     ];
     for (name, s, [scope, conversation, sender, receiver]) in cases {
-        let mut guard = BotGuard::new(100);
+        let mut guard = BotGuard::new(std::num::NonZeroUsize::new(100).unwrap());
         for now_ms in 0..5 {
             let facts = BotFacts { scope, conversation, sender, receiver, now: Millis(now_ms), event_id: None };
             assert_eq!(guard.record_and_check(&facts, s), BotDecision::Allow, "{name}");
@@ -246,7 +246,7 @@ fn bypasses_allow_and_record_nothing() {
 #[test]
 fn prune_runs_at_most_once_per_minute_of_event_time() {
     let s = settings(5, 1_000, 1_000, Some(10));
-    let mut guard = BotGuard::new(100);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(100).unwrap());
     let at = |guard: &mut BotGuard, now_ms, who: &str| {
         let (sender, receiver) = who.split_once('>').unwrap_or((who, "r"));
         let facts = BotFacts { scope: "s", conversation: "c", sender, receiver, now: Millis(now_ms), event_id: None };
@@ -280,7 +280,7 @@ fn prune_runs_at_most_once_per_minute_of_event_time() {
 #[test]
 fn prune_keeps_entries_whose_cooldown_is_running() {
     let s = settings(1, 1_000, 100_000, None);
-    let mut guard = BotGuard::new(100);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(100).unwrap());
     run(&mut guard, &s, &[(0, "a>b", None, A), (1, "a>b", None, P(100_001))]);
     run(&mut guard, &s, &[(70_000, "x>y", None, A)]); // prunes: a-b has no events, cooldown runs
     assert_eq!(guard.pair_count(), 2);
@@ -292,11 +292,11 @@ fn prune_keeps_entries_whose_cooldown_is_running() {
 #[test]
 fn snapshot_round_trip_continues_identically() {
     let s = settings(2, 60_000, 10_000, Some(3));
-    let mut guard = BotGuard::new(100);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(100).unwrap());
     run(&mut guard, &s, &[(0, "a>b", Some("e1"), A), (1, "b>a", None, A)]);
     let json = serde_json::to_string(&guard.snapshot()).unwrap_or_default();
     let back: BotGuardSnapshot = serde_json::from_str(&json).unwrap_or_default();
-    let mut restored = BotGuard::restore(back, 100);
+    let mut restored = BotGuard::restore(back, std::num::NonZeroUsize::new(100).unwrap());
     assert_eq!(restored.snapshot(), guard.snapshot());
     let rest: &[Step] = &[(2, "a>b", Some("e1"), A), (3, "a>b", None, P(10_003))];
     run(&mut guard, &s, rest);
@@ -306,7 +306,7 @@ fn snapshot_round_trip_continues_identically() {
 #[test]
 fn snapshot_by_reference_encodes_like_the_owned_snapshot() {
     let s = settings(3, 60_000, 10_000, Some(3));
-    let mut guard = BotGuard::new(100);
+    let mut guard = BotGuard::new(std::num::NonZeroUsize::new(100).unwrap());
     let far = 60 * 86_400_000; // a future-dated event this far ahead makes its pair wide
     run(&mut guard, &s, &[(0, "a>b", Some("e1"), A), (1, "b>a", None, A), (far, "a>c", Some("e2"), A)]);
     run(&mut guard, &s, &[(2, "c>a", Some("e3"), A), (3, "b>c", None, A)]);
@@ -329,7 +329,7 @@ fn a_snapshot_with_whole_id_digests_loads_its_events() {
     };
     let snapshot =
         BotGuardSnapshot { pairs: vec![(key::pair_key("acct", "c1", "a", "b"), entry)], ..Default::default() };
-    let mut guard = BotGuard::restore(snapshot, 100);
+    let mut guard = BotGuard::restore(snapshot, std::num::NonZeroUsize::new(100).unwrap());
     run(&mut guard, &s, &[(1, "a>b", Some("e2"), A), (2, "a>b", Some("e2"), A), (3, "a>b", Some("e1"), P(10_003))]);
 }
 
@@ -358,6 +358,6 @@ fn openclaw_2026_9_lets_a_redelivery_through_during_a_cooldown() {
         ]
     };
     let rules = crate::config::profile::OPENCLAW_2026_9.bot;
-    run(&mut BotGuard::new(100).with_rules(rules), &s, &steps(A));
-    run(&mut BotGuard::new(100), &s, &steps(P(64_000)));
+    run(&mut BotGuard::new(std::num::NonZeroUsize::new(100).unwrap()).with_rules(rules), &s, &steps(A));
+    run(&mut BotGuard::new(std::num::NonZeroUsize::new(100).unwrap()), &s, &steps(P(64_000)));
 }

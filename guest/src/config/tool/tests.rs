@@ -11,7 +11,7 @@ fn defaults_equal_openclaw() {
     let s = *parse(json!({})).unwrap().for_agent(None);
     assert_eq!(s.enabled, None);
     assert_eq!(
-        (s.history_size, s.warning, s.critical, s.global, s.unknown_tool, s.window_size),
+        (s.history_size, s.warning, s.critical, s.global, s.unknown_tool, s.window_size.get()),
         (30, 10, 20, 30, 10, 3)
     );
     assert!(s.generic_repeat && s.known_poll && s.ping_pong);
@@ -91,7 +91,7 @@ fn agent_merge_follows_resolve_tool_loop_detection_config() {
     assert_eq!(s.warning, 10, "a null agent key wins and resolves to the built-in default");
     assert!(s.ping_pong, "agent detector key wins");
     assert!(!s.generic_repeat, "global detector key kept");
-    assert_eq!(s.window_size, 3);
+    assert_eq!(s.window_size.get(), 3);
     // Only one side present: that side is used as is.
     assert_eq!(merge(None, a.as_object()), *a.as_object().unwrap());
     assert_eq!(merge(g.as_object(), None), *g.as_object().unwrap());

@@ -10,7 +10,7 @@ use crate::group::{GroupCoordinator, GroupSnapshot, GroupStart, GroupStep, StopR
 #[test]
 fn replies_for_an_unknown_or_finished_thread_stop_with_no_eligible() {
     let c = abc(json!(["alpha"]));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.replies(&c, &key("never"), &[said("alpha", "x")]), STOP_NO_ELIGIBLE);
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.replies(&c, &key("m"), &[passed("alpha")]), STOP_ALL_PASSED);
@@ -21,7 +21,7 @@ fn replies_for_an_unknown_or_finished_thread_stop_with_no_eligible() {
 #[test]
 fn cancel_stops_and_drops_the_thread() {
     let c = abc(json!({"agents": ["alpha"], "maxRounds": 4}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.cancel(&key("m")), GroupStep::Stop(StopReason::Cancelled));
     assert_eq!(g.thread_count(), 0);
@@ -46,7 +46,7 @@ fn stop_reasons_use_the_trace_spelling() {
 #[test]
 fn legacy_whatsapp_entries_run_one_uncapped_pass_and_keep_no_thread() {
     let c = cfg(json!({"agents": agents(&["a", "b", "c"]), "broadcast": {"1203@g.us": ["c", "a", "b"]}}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     let k = ThreadKey { channel: "whatsapp", account: "default", conversation: "1203@g.us", thread: None, root: "m" };
     assert_eq!(g.start(&c, &k, "1203@g.us", "@a only"), GroupStart::Legacy { participants: ids(&["c", "a", "b"]) });
     assert_eq!(g.thread_count(), 0);
@@ -60,7 +60,7 @@ fn legacy_whatsapp_entries_run_one_uncapped_pass_and_keep_no_thread() {
 fn a_qualified_whatsapp_entry_beats_the_legacy_one() {
     let c = cfg(json!({"agents": agents(&["a", "b"]), "broadcast": {
         "1203@g.us": ["a", "b"], "whatsapp:1203@g.us": {"agents": ["b"], "maxRounds": 2}}}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     let k = ThreadKey { channel: "whatsapp", account: "default", conversation: "1203@g.us", thread: None, root: "m" };
     assert_eq!(g.start(&c, &k, "1203@g.us", "hi"), start1(&["b"]));
     assert_eq!(g.thread_count(), 1);
@@ -69,7 +69,7 @@ fn a_qualified_whatsapp_entry_beats_the_legacy_one() {
 #[test]
 fn no_entry_or_an_empty_entry_is_not_a_group_thread() {
     let c = cfg(json!({"agents": agents(&["a"]), "broadcast": {"discord:9": [], "1203@g.us": []}}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.start(&c, &key("m"), "123", "hi"), GroupStart::None);
     assert_eq!(g.start(&c, &key("m"), "9", "hi"), GroupStart::None);
     let k = ThreadKey { channel: "whatsapp", ..key("m") };
@@ -82,7 +82,7 @@ fn sequential_strategy_keeps_configured_launch_order() {
     for strategy in ["parallel", "sequential"] {
         let c = cfg(json!({"agents": agents(&["a", "b", "c"]),
             "broadcast": {"strategy": strategy, "discord:123": ["c", "a", "b"]}}));
-        let mut g = GroupCoordinator::new(10);
+        let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
         assert_eq!(g.start(&c, &key("m"), "123", "@b @c"), start1(&["c", "b"]), "{strategy}");
     }
 }
@@ -90,7 +90,7 @@ fn sequential_strategy_keeps_configured_launch_order() {
 #[test]
 fn each_thread_and_root_has_its_own_budget() {
     let c = abc(json!({"agents": ["alpha"], "maxRounds": 2, "maxTurns": 2}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     let in_thread = ThreadKey { thread: Some("t1"), ..key("m") };
     g.start(&c, &key("m"), "123", "hi");
     g.start(&c, &in_thread, "123", "hi");
@@ -105,7 +105,7 @@ fn each_thread_and_root_has_its_own_budget() {
 #[test]
 fn starting_an_active_thread_again_starts_over() {
     let c = abc(json!({"agents": ["alpha"], "maxRounds": 2, "maxTurns": 2}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.replies(&c, &key("m"), &[said("alpha", "x")]), round(2, &["alpha"]));
     assert_eq!(g.start(&c, &key("m"), "123", "hi"), start1(&["alpha"]));
@@ -117,7 +117,7 @@ fn starting_an_active_thread_again_starts_over() {
 fn a_config_reload_does_not_change_a_running_budget() {
     let before = abc(json!({"agents": ["alpha", "beta"], "maxRounds": 2, "maxTurns": 4}));
     let after = abc(json!(["alpha"]));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&before, &key("m"), "123", "hi");
     let step = g.replies(&after, &key("m"), &[said("alpha", "x"), said("beta", "y")]);
     assert_eq!(step, round(2, &["alpha", "beta"]));
@@ -126,7 +126,7 @@ fn a_config_reload_does_not_change_a_running_budget() {
 #[test]
 fn distinct_threads_stay_within_the_cap() {
     let c = abc(json!({"agents": ["alpha"], "maxRounds": 2, "maxTurns": 2}));
-    let mut g = GroupCoordinator::new(1_000);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(1_000).unwrap());
     for i in 0..100_000u32 {
         let root = i.to_string();
         g.start(&c, &key(&root), "123", "hi");
@@ -141,7 +141,7 @@ fn distinct_threads_stay_within_the_cap() {
 #[test]
 fn a_snapshot_round_trip_continues_the_same_budget() {
     let c = abc(json!({"agents": ["alpha", "beta"], "maxRounds": 3, "maxTurns": 3}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     g.start(&c, &key("other"), "123", "hi");
     let json = match serde_json::to_string(&g.snapshot()) {
@@ -152,13 +152,13 @@ fn a_snapshot_round_trip_continues_the_same_budget() {
         Ok(s) => s,
         Err(e) => panic!("snapshot deserializes: {e}"),
     };
-    let mut restored = GroupCoordinator::restore(snap, 10);
+    let mut restored = GroupCoordinator::restore(snap, std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(restored.thread_count(), 2);
     // 2 of 3 turns were used: one turn is left after the restore.
     let step = restored.replies(&c, &key("m"), &[said("alpha", "a"), said("beta", "b")]);
     assert_eq!(step, round(2, &["alpha"]));
     // Restoring into a smaller cap drops the least recently active thread first.
-    let small = GroupCoordinator::restore(g.snapshot(), 1);
+    let small = GroupCoordinator::restore(g.snapshot(), std::num::NonZeroUsize::new(1).unwrap());
     assert!(small.thread_count() <= 1);
     assert!(small.snapshot().threads.iter().all(|(k, _)| *k != key("m").encode()));
 }

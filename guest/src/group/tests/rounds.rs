@@ -19,7 +19,7 @@ fn round_one_runs_the_mentioned_participants_or_all_when_none_is_mentioned() {
         ("@delta?", &["alpha", "beta", "gamma"]),
     ];
     for (i, (text, want)) in table.iter().enumerate() {
-        let mut g = GroupCoordinator::new(10);
+        let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
         let root = i.to_string();
         assert_eq!(g.start(&c, &key(&root), "123", text), start1(want), "{text}");
     }
@@ -28,7 +28,7 @@ fn round_one_runs_the_mentioned_participants_or_all_when_none_is_mentioned() {
 #[test]
 fn without_mention_gating_round_one_runs_everybody() {
     let c = abc(json!({"agents": ["alpha", "beta", "gamma"], "mentionGating": false}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.start(&c, &key("m"), "123", "@beta only"), start1(&["alpha", "beta", "gamma"]));
 }
 
@@ -49,7 +49,7 @@ fn own_patterns_beat_global_patterns_which_beat_derived_ones() {
         ("hey al and team", &["alpha", "beta"]), // gamma's explicit [] never matches
     ];
     for (i, (text, want)) in table.iter().enumerate() {
-        let mut g = GroupCoordinator::new(10);
+        let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
         let root = i.to_string();
         assert_eq!(g.start(&c, &key(&root), "123", text), start1(want), "{text}");
     }
@@ -58,14 +58,14 @@ fn own_patterns_beat_global_patterns_which_beat_derived_ones() {
 #[test]
 fn turns_are_reserved_in_configured_order_when_fewer_remain_than_are_eligible() {
     let c = abc(json!({"agents": ["alpha", "beta", "gamma"], "maxTurns": 2}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.start(&c, &key("m"), "123", "@gamma @beta @alpha"), start1(&["alpha", "beta"]));
 }
 
 #[test]
 fn default_budget_is_one_round() {
     let c = abc(json!(["alpha", "beta", "gamma"]));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     let step = g.replies(&c, &key("m"), &[said("alpha", "x"), said("beta", "y"), passed("gamma")]);
     assert_eq!(step, STOP_MAX_ROUNDS);
@@ -75,7 +75,7 @@ fn default_budget_is_one_round() {
 #[test]
 fn later_rounds_run_repliers_and_participants_named_by_a_sibling() {
     let c = abc(json!({"agents": ["alpha", "beta", "gamma"], "maxRounds": 3, "maxTurns": 32}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.start(&c, &key("m"), "123", "@alpha @beta"), start1(&["alpha", "beta"]));
     // alpha replies and names gamma (who has not run yet); beta passes.
     let step = g.replies(&c, &key("m"), &[said("alpha", "I think @gamma knows"), passed("beta")]);
@@ -89,7 +89,7 @@ fn later_rounds_run_repliers_and_participants_named_by_a_sibling() {
 #[test]
 fn max_rounds_counts_the_initial_round() {
     let c = abc(json!({"agents": ["alpha", "beta"], "maxRounds": 4, "maxTurns": 32}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     let chatty = [said("alpha", "a"), said("beta", "b")];
     assert_eq!(g.replies(&c, &key("m"), &chatty), round(2, &["alpha", "beta"]));
@@ -102,7 +102,7 @@ fn max_rounds_counts_the_initial_round() {
 fn passes_and_failures_use_turns_and_the_budget_stops_at_max_turns() {
     // 3 turns in round 1; 1 turn left for round 2 goes to the first eligible in configured order.
     let c = abc(json!({"agents": ["alpha", "beta", "gamma"], "maxRounds": 4, "maxTurns": 4}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.start(&c, &key("m"), "123", "hi"), start1(&["alpha", "beta", "gamma"]));
     let step = g.replies(&c, &key("m"), &[passed("alpha"), said("beta", "b"), said("gamma", "c")]);
     assert_eq!(step, round(2, &["beta"]));
@@ -112,7 +112,7 @@ fn passes_and_failures_use_turns_and_the_budget_stops_at_max_turns() {
 #[test]
 fn all_passing_stops_the_thread() {
     let c = abc(json!({"agents": ["alpha", "beta"], "maxRounds": 4}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.replies(&c, &key("m"), &[passed("alpha"), said("beta", "   ")]), STOP_ALL_PASSED);
     assert_eq!(g.thread_count(), 0);
@@ -121,7 +121,7 @@ fn all_passing_stops_the_thread() {
 #[test]
 fn an_empty_reply_list_means_everybody_passed() {
     let c = abc(json!({"agents": ["alpha", "beta"], "maxRounds": 4}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.replies(&c, &key("m"), &[]), STOP_ALL_PASSED);
 }
@@ -129,7 +129,7 @@ fn an_empty_reply_list_means_everybody_passed() {
 #[test]
 fn replies_from_agents_not_launched_this_round_are_ignored() {
     let c = abc(json!({"agents": ["alpha", "beta", "gamma"], "maxRounds": 4, "maxTurns": 32}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     assert_eq!(g.start(&c, &key("m"), "123", "@alpha"), start1(&["alpha"]));
     // gamma did not run: its reply neither keeps the thread alive nor names beta.
     let step = g.replies(&c, &key("m"), &[said("gamma", "@beta look"), passed("alpha")]);
@@ -139,7 +139,7 @@ fn replies_from_agents_not_launched_this_round_are_ignored() {
 #[test]
 fn the_first_reply_of_an_agent_listed_twice_counts() {
     let c = abc(json!({"agents": ["alpha", "beta"], "maxRounds": 4}));
-    let mut g = GroupCoordinator::new(10);
+    let mut g = GroupCoordinator::new(std::num::NonZeroUsize::new(10).unwrap());
     g.start(&c, &key("m"), "123", "hi");
     assert_eq!(g.replies(&c, &key("m"), &[passed("alpha"), said("alpha", "late")]), STOP_ALL_PASSED);
 }

@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use loopguard_policy::store::CompactMap;
-//! let mut m = CompactMap::new(2);
+//! let mut m = CompactMap::new(std::num::NonZeroUsize::new(2).unwrap());
 //! *m.entry_or_insert_with(1, || 0) += 1;
 //! *m.entry_or_insert_with(2, || 0) += 1;
 //! *m.entry_or_insert_with(3, || 0) += 1; // evicts 1, the least recently used
@@ -46,6 +46,8 @@ mod tests;
 pub use ordered::Ordered;
 
 use hash::{hash_of, Seed};
+
+use std::num::NonZeroUsize;
 
 use hashbrown::HashTable;
 
@@ -106,14 +108,15 @@ fn at_mut<V>(pages: &mut [Vec<Entry<V>>], i: usize) -> &mut Entry<V> {
 }
 
 impl<V> CompactMap<V> {
-    /// An empty map that holds at most `capacity` entries (at least 1, at most `MAX_CAPACITY`).
-    pub fn new(capacity: usize) -> Self {
+    /// An empty map that holds at most `capacity` entries, and never more than `MAX_CAPACITY`
+    /// (the map's own limit: entry numbers are `u32`; the config caps `maxPairs` far below it).
+    pub fn new(capacity: NonZeroUsize) -> Self {
         Self {
             index: HashTable::new(),
             pages: Vec::new(),
             len: 0,
             hasher: Seed::new(),
-            capacity: capacity.clamp(1, MAX_CAPACITY),
+            capacity: capacity.get().min(MAX_CAPACITY),
             tick: 0,
             evicted: 0,
         }
@@ -125,8 +128,8 @@ impl<V> CompactMap<V> {
     }
 
     /// Changes the capacity; evicts at once if the map is now over it.
-    pub fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity.clamp(1, MAX_CAPACITY);
+    pub fn set_capacity(&mut self, capacity: NonZeroUsize) {
+        self.capacity = capacity.get().min(MAX_CAPACITY);
         if self.len > self.capacity {
             self.evict();
         }

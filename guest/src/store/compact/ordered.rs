@@ -12,7 +12,7 @@ impl<V> CompactMap<V> {
     /// Rebuilds a map from entries least recently used first (a snapshot). Beyond the capacity,
     /// the least recently used entries are dropped; a key given twice keeps its later value and
     /// place, as [`crate::store::BoundedMap::from_ordered`] does.
-    pub fn from_ordered(capacity: usize, entries: Vec<(Key, V)>) -> Self {
+    pub fn from_ordered(capacity: std::num::NonZeroUsize, entries: Vec<(Key, V)>) -> Self {
         let mut m = Self::new(capacity);
         let skip = entries.len().saturating_sub(m.capacity);
         let (pages, hasher) = (&m.pages, &m.hasher);

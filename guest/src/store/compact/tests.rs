@@ -28,8 +28,9 @@ fn key(i: u64) -> u128 {
 /// Drives both maps with the same random operations and compares everything observable.
 fn differential(seed: u64, capacity: usize, keys: u64, steps: usize, start_tick: Option<u32>) {
     let mut rng = Rng(seed);
-    let mut a: BoundedMap<u128, u64> = BoundedMap::new(capacity);
-    let mut b: CompactMap<u64> = CompactMap::new(capacity);
+    let cap = std::num::NonZeroUsize::new(capacity).unwrap();
+    let mut a: BoundedMap<u128, u64> = BoundedMap::new(cap);
+    let mut b: CompactMap<u64> = CompactMap::new(cap);
     if let Some(t) = start_tick {
         b.set_tick(t);
     }
@@ -52,13 +53,13 @@ fn differential(seed: u64, capacity: usize, keys: u64, steps: usize, start_tick:
                 b.retain(|_, v| *v % m != 0);
             }
             94..=95 => {
-                let c = (rng.below(capacity as u64 * 2) + 1) as usize;
+                let c = std::num::NonZeroUsize::new((rng.below(capacity as u64 * 2) + 1) as usize).unwrap();
                 a.set_capacity(c);
                 b.set_capacity(c);
             }
             96 => {
                 // A snapshot round trip, possibly into a smaller map.
-                let c = (rng.below(capacity as u64) + 1) as usize;
+                let c = std::num::NonZeroUsize::new((rng.below(capacity as u64) + 1) as usize).unwrap();
                 a = BoundedMap::from_ordered(c, a.to_ordered());
                 b = CompactMap::from_ordered(c, b.to_ordered());
             }
@@ -92,7 +93,7 @@ fn keeps_the_order_when_the_tick_runs_out() {
     for seed in [7, 8] {
         differential(seed, 500, 800, 10_000, Some(u32::MAX - 3_000));
     }
-    let mut m = CompactMap::new(10);
+    let mut m = CompactMap::new(std::num::NonZeroUsize::new(10).unwrap());
     m.set_tick(u32::MAX - 1);
     for k in [1u128, 2, 3] {
         m.entry_or_insert_with(k, || 0); // 1 takes the last tick; 2 renumbers (1 → 1), takes 2
@@ -104,7 +105,7 @@ fn keeps_the_order_when_the_tick_runs_out() {
 #[test]
 fn evicts_least_recently_used_first_across_pages() {
     let cap = 5_000;
-    let mut m = CompactMap::new(cap);
+    let mut m = CompactMap::new(std::num::NonZeroUsize::new(cap).unwrap());
     for k in 0..cap as u128 {
         m.entry_or_insert_with(key(k as u64), || k);
     }
@@ -123,16 +124,16 @@ fn evicts_least_recently_used_first_across_pages() {
 
 #[test]
 fn a_duplicate_key_in_a_snapshot_keeps_the_later_value_and_place() {
-    let m = CompactMap::from_ordered(10, vec![(1, 'a'), (2, 'b'), (1, 'c')]);
+    let m = CompactMap::from_ordered(std::num::NonZeroUsize::new(10).unwrap(), vec![(1, 'a'), (2, 'b'), (1, 'c')]);
     assert_eq!(m.len(), 2);
     assert_eq!(m.to_ordered(), vec![(2, 'b'), (1, 'c')]);
-    let b = BoundedMap::from_ordered(10, vec![(1u128, 'a'), (2, 'b'), (1, 'c')]);
+    let b = BoundedMap::from_ordered(std::num::NonZeroUsize::new(10).unwrap(), vec![(1u128, 'a'), (2, 'b'), (1, 'c')]);
     assert_eq!(b.to_ordered(), m.to_ordered());
 }
 
 #[test]
 fn pruning_everything_frees_the_pages() {
-    let mut m = CompactMap::new(10_000);
+    let mut m = CompactMap::new(std::num::NonZeroUsize::new(10_000).unwrap());
     for k in 0..3_000u64 {
         m.entry_or_insert_with(key(k), || k);
     }
