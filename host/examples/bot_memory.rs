@@ -86,7 +86,8 @@ fn main() {
     }
     let counts = if counts.is_empty() { vec![100_000, 500_000, 1_000_000] } else { counts };
     // The default call deadline (100 ms) stays: a decision that grows the map must fit it.
-    let limits = Limits { memory_bytes: 1 << 30, ..Limits::default() };
+    let limits =
+        Limits { memory_bytes: std::num::NonZeroUsize::new(1 << 30).expect("1 GiB is not zero"), ..Limits::default() };
     let policy = Policy::embedded().expect("embedded policy").with_limits(limits);
     // Which guest was measured (a shared target directory can embed another checkout's build).
     println!("policy blake3 {}", policy.digest().to_hex());

@@ -38,7 +38,7 @@ pub use bindings::loopguard::policy::types::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use gateway::Gateway;
-pub use limits::{Limits, EPOCH_TICK};
+pub use limits::{Deadline, Limits, EPOCH_TICK};
 pub use policy::{
     default_compile_cache_dir, use_compile_cache, use_default_compile_cache, Inspection, Instance, LoadOptions, Policy,
     INTERFACE_VERSION,

@@ -8,6 +8,7 @@
 //! store limiter that also remembers that it refused a growth, so that the resulting abort is
 //! reported as out-of-memory and not as an anonymous trap.
 
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -24,39 +25,61 @@ pub struct Limits {
     /// decision normally takes microseconds, but one that grows a map of 100 000+ entries
     /// (rehash, fresh memory pages) was measured above 10 ms; the default (100 ms) leaves room
     /// for that and still stops an endless loop long before a user notices.
-    pub call_deadline: Duration,
+    pub call_deadline: Deadline,
     /// Base deadline of calls whose work grows with their input: `apply-events`, `replay`,
     /// `create`, `export-state`, `import-state`, and instantiation (default 1 s).
-    pub batch_deadline: Duration,
+    pub batch_deadline: Deadline,
     /// Added to `batch_deadline` per MiB of input (default 1 s/MiB, ~100x the measured cost).
     pub batch_deadline_per_mib: Duration,
     /// Cap on the guest's linear memory per instance (default 256 MiB).
-    pub memory_bytes: usize,
+    pub memory_bytes: NonZeroUsize,
+}
+
+/// How long a call may run: never zero, since a zero deadline would stop every call before it
+/// starts. Checked once, where a deadline is made (`--deadline-ms 0` is refused by the CLI), so
+/// nothing downstream clamps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Deadline(Duration);
+
+impl Deadline {
+    /// A deadline of `ms` milliseconds.
+    pub const fn from_millis(ms: NonZeroU64) -> Self {
+        Deadline(Duration::from_millis(ms.get()))
+    }
+
+    /// A deadline of `duration`, or `None` for a zero duration.
+    pub fn new(duration: Duration) -> Option<Self> {
+        (!duration.is_zero()).then_some(Deadline(duration))
+    }
+
+    /// The deadline as a duration (never zero).
+    pub const fn get(self) -> Duration {
+        self.0
+    }
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            call_deadline: Duration::from_millis(100),
-            batch_deadline: Duration::from_secs(1),
+            call_deadline: Deadline(Duration::from_millis(100)),
+            batch_deadline: Deadline(Duration::from_secs(1)),
             batch_deadline_per_mib: Duration::from_secs(1),
-            memory_bytes: 256 << 20,
+            memory_bytes: NonZeroUsize::new(256 << 20).expect("256 MiB is not zero"),
         }
     }
 }
 
 impl Limits {
     /// The deadline of a batch call with `input_bytes` of input.
-    pub fn batch(&self, input_bytes: usize) -> Duration {
+    pub fn batch(&self, input_bytes: usize) -> Deadline {
         let per_mib = self.batch_deadline_per_mib.as_secs_f64() * input_bytes as f64 / (1 << 20) as f64;
-        self.batch_deadline + Duration::from_secs_f64(per_mib)
+        Deadline(self.batch_deadline.get() + Duration::from_secs_f64(per_mib))
     }
 }
 
 /// A deadline in epoch ticks: rounded up, plus one because the current tick may end at once.
-pub(crate) fn ticks(deadline: Duration) -> u64 {
-    let tick = EPOCH_TICK.as_nanos().max(1);
-    u64::try_from(deadline.as_nanos().div_ceil(tick)).unwrap_or(u64::MAX / 2).saturating_add(1)
+pub(crate) fn ticks(deadline: Deadline) -> u64 {
+    u64::try_from(deadline.get().as_nanos().div_ceil(EPOCH_TICK.as_nanos())).unwrap_or(u64::MAX / 2).saturating_add(1)
 }
 
 /// Starts the thread that advances `engine`'s epoch (once per process; the engine is global).
@@ -87,7 +110,7 @@ pub(crate) struct Limiter {
     /// The current call's deadline in ticks, to extend by.
     pub(crate) window_ticks: u64,
     /// `Limits::memory_bytes`, for the error when the policy cannot even start under it.
-    memory_cap: usize,
+    memory_cap: NonZeroUsize,
 }
 
 /// What to do when a call reaches its deadline. Epochs measure wall time, so a thread that was
@@ -97,7 +120,7 @@ pub(crate) struct Limiter {
 /// the guest used at least half of that window on the CPU: an endless loop is stopped after
 /// about two deadlines, a preempted call goes on. Elsewhere the first expiry stops the call.
 pub(crate) fn on_deadline(limiter: &mut Limiter) -> wasmtime::Result<wasmtime::UpdateDeadline> {
-    let ticks = limiter.window_ticks.max(1);
+    let ticks = limiter.window_ticks;
     let window = EPOCH_TICK * u32::try_from(ticks).unwrap_or(u32::MAX);
     match (thread_cpu_time(), limiter.window_cpu) {
         (Some(now), None) => {
@@ -122,7 +145,7 @@ fn thread_cpu_time() -> Option<Duration> {
 impl Limiter {
     pub(crate) fn new(limits: &Limits) -> Self {
         Limiter {
-            inner: StoreLimitsBuilder::new().memory_size(limits.memory_bytes).instances(4).build(),
+            inner: StoreLimitsBuilder::new().memory_size(limits.memory_bytes.get()).instances(4).build(),
             refused: false,
             window_cpu: None,
             window_ticks: ticks(limits.batch_deadline),

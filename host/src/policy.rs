@@ -315,7 +315,7 @@ impl Instance {
     pub(crate) fn call<T>(
         &mut self,
         name: &'static str,
-        deadline: std::time::Duration,
+        deadline: limits::Deadline,
         f: impl FnOnce(&mut Store<HostState>, &bindings::Policy) -> wasmtime::Result<T>,
     ) -> Result<T> {
         let ticks = limits::ticks(deadline);
@@ -325,9 +325,9 @@ impl Instance {
         f(&mut self.store, &self.bindings).map_err(|err| {
             // A refused growth comes first: it is the cause even if the guest then ran out of time.
             if self.store.data().limits.refused {
-                Error::OutOfMemory { call: name, limit_bytes: self.limits.memory_bytes }
+                Error::OutOfMemory { call: name, limit_bytes: self.limits.memory_bytes.get() }
             } else if err.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt) {
-                Error::Timeout { call: name, deadline }
+                Error::Timeout { call: name, deadline: deadline.get() }
             } else {
                 Error::trap(err)
             }

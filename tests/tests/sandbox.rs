@@ -5,10 +5,12 @@
 // The helpers below are test code too: an unwrap failure shows the error, which is what we want.
 #![allow(clippy::unwrap_used)]
 
+use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 
 use loopguard_host::{
-    replay, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, ToolAction, ToolCall,
+    replay, Deadline, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, ToolAction,
+    ToolCall,
 };
 use loopguard_tests::{hostile_wasm, policy_wasm, scenarios, workspace_root, Scenario};
 
@@ -228,7 +230,8 @@ fn an_endless_loop_is_stopped_at_the_deadline_and_the_gateway_recovers() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(2), "the loop ran {took:?}");
     assert_eq!(verdict.action, ToolAction::Allow, "fail-open");
-    let within = format!("did not answer check-tool-call within {} ms", Limits::default().call_deadline.as_millis());
+    let within =
+        format!("did not answer check-tool-call within {} ms", Limits::default().call_deadline.get().as_millis());
     assert!(verdict.message.as_deref().unwrap_or("").contains(&within), "{verdict:?}");
     let h = gw.health();
     assert_eq!((h.timeouts, h.recoveries, h.traps, h.oom), (1, 1, 0, 0), "{h:?}");
@@ -245,7 +248,7 @@ fn a_plain_gateway_reports_a_timeout_as_a_typed_error() {
 
 #[test]
 fn a_memory_bomb_is_stopped_at_the_cap_and_the_gateway_recovers() {
-    let limits = Limits { memory_bytes: 64 << 20, ..patient() };
+    let limits = Limits { memory_bytes: NonZeroUsize::new(64 << 20).expect("not zero"), ..patient() };
     let (gw, lines, expected) = supervised(FailureMode::Closed, limits);
     let verdict = gw.check_tool_call(&call("__bomb__")).unwrap();
     assert_eq!(verdict.action, ToolAction::Block, "fail-closed");
@@ -257,7 +260,7 @@ fn a_memory_bomb_is_stopped_at_the_cap_and_the_gateway_recovers() {
 
 /// Limits under which a trap can never be mistaken for a timeout, even on a loaded machine.
 fn patient() -> Limits {
-    Limits { call_deadline: Duration::from_secs(5), ..Limits::default() }
+    Limits { call_deadline: Deadline::new(Duration::from_secs(5)).expect("not zero"), ..Limits::default() }
 }
 
 #[test]
@@ -289,7 +292,8 @@ fn a_trap_is_recovered_fail_closed() {
 #[test]
 fn load_options_carry_limits_to_every_instance() {
     cache();
-    let limits = Limits { call_deadline: Duration::from_millis(3), ..Limits::default() };
+    let limits =
+        Limits { call_deadline: Deadline::new(Duration::from_millis(3)).expect("not zero"), ..Limits::default() };
     let policy = Policy::from_file_with(hostile_wasm(""), &LoadOptions { expect_digest: None, limits }).unwrap();
     assert_eq!(policy.limits(), limits);
     let mut gw = policy.gateway("{}").unwrap();

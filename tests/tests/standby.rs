@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use loopguard_host::{
-    BotMessage, FailureMode, Limits, Policy, Supervision, SwappableGateway, ToolAction, ToolCall, ToolOutcome,
+    BotMessage, Deadline, FailureMode, Limits, Policy, Supervision, SwappableGateway, ToolAction, ToolCall, ToolOutcome,
 };
 use loopguard_tests::{hostile_wasm, policy_wasm, scenarios, workspace_root, Scenario};
 
@@ -28,9 +28,10 @@ fn real() -> Policy {
 /// limits, so that a trap is never mistaken for a timeout on a loaded machine.
 fn hostile() -> Policy {
     cache();
-    Policy::from_file(hostile_wasm(""))
-        .unwrap()
-        .with_limits(Limits { call_deadline: Duration::from_secs(5), ..Limits::default() })
+    Policy::from_file(hostile_wasm("")).unwrap().with_limits(Limits {
+        call_deadline: Deadline::new(Duration::from_secs(5)).expect("not zero"),
+        ..Limits::default()
+    })
 }
 
 fn polling_loop() -> (String, Vec<String>, String) {

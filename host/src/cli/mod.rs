@@ -4,8 +4,10 @@
 
 pub mod run;
 
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand};
 
@@ -83,11 +85,11 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "HEX")]
     pub expect_digest: Option<String>,
     /// Deadline of one typed call into the policy (default 100).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub deadline_ms: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..).try_map(NonZeroU64::try_from))]
+    pub deadline_ms: Option<NonZeroU64>,
     /// Memory cap of a policy instance (default 256).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub memory_mib: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..).try_map(NonZeroU64::try_from))]
+    pub memory_mib: Option<NonZeroU64>,
     /// If the policy breaks on a decision, block instead of allow.
     #[arg(long)]
     pub fail_closed: bool,

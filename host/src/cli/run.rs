@@ -1,12 +1,13 @@
 //! The commands: what was parsed, handed to `loopguard_host`.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use loopguard_host::transcripts::{Output, Transcripts};
 use loopguard_host::{
-    parallel, replay, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, HOST_VERSION,
+    parallel, replay, Deadline, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, HOST_VERSION,
 };
 
 use super::{Cli, Command, PolicyArgs};
@@ -49,10 +50,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
 fn options(p: &PolicyArgs) -> LoadOptions {
     let mut limits = Limits::default();
     if let Some(ms) = p.deadline_ms {
-        limits.call_deadline = std::time::Duration::from_millis(ms);
+        limits.call_deadline = Deadline::from_millis(ms);
     }
     if let Some(mib) = p.memory_mib {
-        limits.memory_bytes = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+        let bytes = mib.saturating_mul(NonZeroU64::MIN.saturating_add((1 << 20) - 1));
+        limits.memory_bytes = NonZeroUsize::try_from(bytes).unwrap_or(NonZeroUsize::MAX);
     }
     LoadOptions { expect_digest: p.expect_digest.clone(), limits }
 }

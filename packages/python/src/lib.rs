@@ -10,12 +10,13 @@
 //! The GIL is released only around slow calls (loading a policy, batches, swaps, snapshots): a
 //! decision takes ~3 µs, and releasing and re-taking the GIL around it made two threads slower.
 
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use loopguard_host::{
-    BotMessage, BotVerdict, Budget, CompactionVerdict, Error, ErrorKind, FailureMode, GroupReply, GroupStart,
+    BotMessage, BotVerdict, Budget, CompactionVerdict, Deadline, Error, ErrorKind, FailureMode, GroupReply, GroupStart,
     GroupStep, GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway,
     ToolAction, ToolOutcome,
 };
@@ -135,16 +136,16 @@ impl Guard {
         config: String,
         policy: Option<PathBuf>,
         expect_digest: Option<String>,
-        deadline_ms: Option<u64>,
-        memory_mib: Option<usize>,
+        deadline_ms: Option<NonZeroU64>,
+        memory_mib: Option<NonZeroUsize>,
         fail_closed: bool,
     ) -> PyResult<Self> {
         let mut limits = Limits::default();
         if let Some(ms) = deadline_ms {
-            limits.call_deadline = Duration::from_millis(ms);
+            limits.call_deadline = Deadline::from_millis(ms);
         }
         if let Some(mib) = memory_mib {
-            limits.memory_bytes = mib.saturating_mul(1 << 20);
+            limits.memory_bytes = mib.saturating_mul(NonZeroUsize::MIN.saturating_add((1 << 20) - 1));
         }
         let failure_mode = if fail_closed { FailureMode::Closed } else { FailureMode::Open };
         let supervision = Supervision { failure_mode, ..Supervision::default() };
