@@ -3,7 +3,24 @@
 //! A gateway that lets agents call tools needs to stop an agent that is stuck in a loop before
 //! it burns hours of tokens. The decision logic is the loopguard policy, a sandboxed WebAssembly
 //! component (so that it can be swapped without rebuilding the gateway); this crate runs it under
-//! wasmtime with a typed API, and is the `loopguard` CLI's library.
+//! wasmtime with a typed API.
+//!
+//! Entry points for a gateway that embeds it:
+//! - [`Policy`]: loads the component ([`Policy::embedded`] for the one shipped in this crate,
+//!   [`Policy::from_file`], [`Policy::from_file_with`] with [`LoadOptions`]: an expected digest and
+//!   the sandbox's [`Limits`]) and checks its interface version ([`INTERFACE_VERSION`]).
+//! - [`Gateway`] ([`Policy::gateway`]): one gateway's loop-guard state in its own instance;
+//!   [`Gateway::check_tool_call`], [`Gateway::record_tool_outcome`],
+//!   [`Gateway::check_bot_message`], [`Gateway::apply_events`] for a batch of trace lines,
+//!   [`Gateway::export_state`] / [`Gateway::import_state`].
+//! - [`SwappableGateway`]: the same calls under [`Supervision`]: a broken instance is restored
+//!   from its last snapshot, and [`SwappableGateway::swap`] replaces the policy while calls go on.
+//! - [`Error`]: every failure, with its [`ErrorKind`] and the path of the bad input.
+//!
+//! The `loopguard` binary of this package is a CLI over the same API: `loopguard replay --config
+//! FILE TRACE` (one decision per event line; `--jobs N`, `--shadow FILE.wasm`, `--swap-at`),
+//! `loopguard transcripts PATH...` (replays OpenClaw's transcripts and reports per session),
+//! `loopguard inspect FILE.wasm` and `loopguard version`; `loopguard --help` lists the options.
 //!
 //! ```no_run
 //! use loopguard_host::{Policy, ToolCall};
