@@ -1,11 +1,13 @@
 //! [`CompactMap`]: the [`super::BoundedMap`] of digest-keyed state, laid out for a million
 //! entries.
 //!
-//! Why: issue 3 allows 256 bytes of guest memory per bot pair at the default `maxPairs` of one
-//! million, and a pair holding a full window is already a 192-byte block. A `HashMap` bucket
-//! holding the 16-byte key, the LRU tick and the block's pointer is 32 bytes on wasm32, and the
-//! table holds between 8/7 and 16/7 buckets per entry (a power of two, at most 7/8 full): at one
-//! million entries 2²¹ buckets, 69 bytes per entry, and the pair was 277 bytes. Here the entries
+//! Why (the one piece of speed-or-size code in the store, kept for a floor of issue 48): a
+//! million bot pairs must fit the sandbox's default 256 MiB, 268 bytes a pair with the
+//! component's own memory inside it, and a pair holding a full default window is already a
+//! 200-byte chunk ([`crate::bot_loop::pair::block`]). A `HashMap` bucket holding the 16-byte key,
+//! the LRU tick and the block's pointer is 32 bytes on wasm32, and the table holds between 8/7
+//! and 16/7 buckets per entry (a power of two, at most 7/8 full): at one million entries 2²¹
+//! buckets, 69 bytes per entry, 269 bytes a pair in all, over the cap. Here the entries
 //! sit densely, in insertion order, in pages of [`PAGE`] (28 bytes each on wasm32: key, block
 //! pointer and a 32-bit tick, nothing padded), and only the hash index is a sparse table, of
 //! 4-byte entry numbers: 28 bytes plus 5 bytes × 8/7 to 16/7 per entry, 34 to 42 bytes from ten
@@ -71,7 +73,7 @@ struct Entry<V> {
 }
 
 // On wasm32 an entry whose value is a boxed slice (a bot pair's block) is 28 bytes, unpadded:
-// the figure issue 3's memory budget counts on, checked wherever the component is built.
+// the figure issue 48's memory floor counts on, checked wherever the component is built.
 #[cfg(target_arch = "wasm32")]
 const _: () = assert!(std::mem::size_of::<Entry<Box<[u64]>>>() == 28);
 
