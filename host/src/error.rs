@@ -80,6 +80,17 @@ pub enum Error {
 }
 
 impl Error {
+    /// An error about bad input as the policy names them (`kind`, the `path` of the input, the
+    /// `reason`), for readers that check input before the policy sees it (the CLI's trace reader).
+    pub fn invalid(kind: ErrorKind, path: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::Policy { kind, path: path.into(), reason: reason.into() }
+    }
+
+    /// A failed read or write of `what` (`reading the trace`, `writing the decisions`).
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io { what: what.into(), source }
+    }
+
     /// The error the policy returned for bad input (config, events, snapshot).
     pub(crate) fn policy(e: crate::bindings::loopguard::policy::types::PolicyError) -> Error {
         Error::Policy { kind: e.kind, path: e.path, reason: e.reason }
@@ -112,7 +123,7 @@ impl Error {
     }
 
     /// A load error for `path` from any displayable cause, kept to one line.
-    pub(crate) fn load(path: impl Into<PathBuf>, cause: impl fmt::Display) -> Self {
+    pub fn load(path: impl Into<PathBuf>, cause: impl fmt::Display) -> Self {
         Error::Load { path: path.into(), reason: first_line(&format!("{cause:#}")) }
     }
 }

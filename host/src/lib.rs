@@ -43,11 +43,8 @@ mod compile_cache;
 mod error;
 mod gateway;
 mod limits;
-pub mod parallel;
 mod policy;
-pub mod replay;
 mod swap;
-pub mod transcripts;
 
 pub use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupRound, GroupStart, GroupStep,

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 use loopguard_tests::{diff_decisions, policy_wasm, scenarios, workspace_root, Run, Scenario, TempDir};
 
+/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/cli/replay/mod.rs`).
+const CHUNK_BYTES: usize = 256 << 10;
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_loopguard"))
 }
@@ -269,7 +272,7 @@ fn a_trace_larger_than_one_chunk_keeps_its_line_numbers() {
             "p".repeat(60)
         ));
     }
-    assert!(trace.len() > loopguard_host::replay::DEFAULT_CHUNK_BYTES);
+    assert!(trace.len() > CHUNK_BYTES);
     let dir = TempDir::new("chunks");
     let run = replay(&dir, ON, trace.as_bytes()).success();
     let _ = loopguard_host::use_compile_cache(&workspace_root().join("target/wasmtime-cache"));

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use loopguard_tests::{hostile_wasm, policy_wasm, scenarios, Run, Scenario, TempDir};
 
+/// The longest trace line the CLI reads (`MAX_LINE_BYTES` in `src/cli/replay/read.rs`).
+const MAX_LINE_BYTES: usize = 16 << 20;
+
 fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I) -> Run {
     Run::new(Path::new(env!("CARGO_BIN_EXE_loopguard")), args, None)
 }
@@ -189,8 +192,7 @@ fn a_line_longer_than_a_reader_takes_is_named_on_every_path_and_not_read_whole()
     let dir = TempDir::new("long-line");
     let config = path(&dir.write("config.json", "{}"));
     let first = "{\"kind\":\"tool_call\",\"session\":\"s\",\"tool\":\"read\",\"args\":{}}\n";
-    let trace =
-        dir.write("trace.jsonl", format!("{first}{{\"args\":\"{}", "x".repeat(loopguard_host::replay::MAX_LINE_BYTES)));
+    let trace = dir.write("trace.jsonl", format!("{first}{{\"args\":\"{}", "x".repeat(MAX_LINE_BYTES)));
     let (trace, wasm) = (path(&trace), path(&policy_wasm()));
     for extra in [&[][..], &["--swap-at", "2", "--swap-to", &wasm], &["--shadow", &wasm], &["--jobs", "2"]] {
         eprintln!("case: {extra:?}");

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use loopguard_tests::{scenarios, Run, Scenario, TempDir};
 
+/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/cli/replay/mod.rs`).
+const CHUNK_BYTES: usize = 256 << 10;
+
 fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I, stdin: Option<&[u8]>) -> Run {
     Run::new(Path::new(env!("CARGO_BIN_EXE_loopguard")), args, stdin)
 }
@@ -179,7 +182,7 @@ fn write_random(dir: &TempDir, seed: u64, lines: usize) -> (PathBuf, PathBuf, St
 fn a_large_random_trace_is_the_same_on_one_two_and_three_workers() {
     let dir = TempDir::new("parallel-random");
     let (config, trace, text) = write_random(&dir, 7, 60_000);
-    assert!(text.len() > 2 * loopguard_host::replay::DEFAULT_CHUNK_BYTES, "{} bytes: more than two chunks", text.len());
+    assert!(text.len() > 2 * CHUNK_BYTES, "{} bytes: more than two chunks", text.len());
     let one = same_for_all(&config, &trace, &[2, 3]).success();
     let out = one.stdout();
     let blank = text.lines().filter(|l| l.trim().is_empty()).count();

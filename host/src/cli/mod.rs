@@ -2,7 +2,10 @@
 //! `loopguard: …` messages. Nothing here decides anything about the policy: `run.rs` calls the
 //! library with what was parsed.
 
+pub mod parallel;
+pub mod replay;
 pub mod run;
+pub mod transcripts;
 
 use std::num::NonZeroU64;
 use std::path::PathBuf;

@@ -4,13 +4,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 
+use super::transcripts::{Output, Transcripts};
 use anyhow::{bail, Context};
-use loopguard_host::transcripts::{Output, Transcripts};
-use loopguard_host::{
-    parallel, replay, Deadline, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, HOST_VERSION,
-};
+use loopguard_host::{Deadline, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, HOST_VERSION};
 
-use super::{Cli, Command, PolicyArgs};
+use super::{parallel, replay, Cli, Command, PolicyArgs};
 
 /// What the process exits with when nothing failed outright.
 pub enum Exit {

@@ -1,6 +1,6 @@
 //! Reading a trace in the chunks one worker reads it in, without reading it line by line.
 //!
-//! [`crate::replay::stream`] cuts the trace into whole lines until a chunk holds at least
+//! [`crate::cli::replay::stream`] cuts the trace into whole lines until a chunk holds at least
 //! `chunk_bytes`: a chunk ends at the first line end at or after byte `chunk_bytes - 1`. The
 //! reader's buffer is copied into the chunk up to that line end in one piece per buffer, and the
 //! lines are counted with `memchr`. Why not `read_until` per line: with a UTF-8 check per line
@@ -10,7 +10,7 @@
 
 use std::io::BufRead;
 
-use crate::error::{Error, ErrorKind};
+use loopguard_host::{Error, ErrorKind};
 
 /// One chunk and why reading stopped after it.
 pub(crate) struct Read {
@@ -24,7 +24,7 @@ pub(crate) struct Read {
 }
 
 pub(crate) fn input_error(line: u64, reason: &str) -> Error {
-    Error::Policy { kind: ErrorKind::Input, path: format!("line {line}"), reason: reason.into() }
+    Error::invalid(ErrorKind::Input, format!("line {line}"), reason)
 }
 
 /// The longest trace line a reader takes, without its `\n`. Why a cap: a line is held whole
@@ -35,13 +35,11 @@ pub(crate) fn input_error(line: u64, reason: &str) -> Error {
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 fn too_long(line: u64) -> Error {
-    Error::Policy {
-        kind: ErrorKind::TooLarge,
-        path: format!("line {line}"),
-        reason: format!(
-            "is longer than {MAX_LINE_BYTES} bytes, the most a trace line may be; is this file JSON Lines?"
-        ),
-    }
+    Error::invalid(
+        ErrorKind::TooLarge,
+        format!("line {line}"),
+        format!("is longer than {MAX_LINE_BYTES} bytes, the most a trace line may be; is this file JSON Lines?"),
+    )
 }
 
 /// Reads line `line` (with its `\n`, if it has one) onto the end of `buf`: the bytes read, 0 at
@@ -50,7 +48,7 @@ pub(crate) fn read_line(trace: &mut dyn BufRead, buf: &mut Vec<u8>, line: u64) -
     let limit = MAX_LINE_BYTES as u64 + 1;
     let n = std::io::Read::take(&mut *trace, limit)
         .read_until(b'\n', buf)
-        .map_err(|source| Error::Io { what: "reading the trace".into(), source })?;
+        .map_err(|source| Error::io("reading the trace", source))?;
     if n > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
         return Err(too_long(line));
     }
@@ -89,7 +87,7 @@ impl<'a> Chunks<'a> {
                 Ok(buf) => buf,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(source) => {
-                    error = Some(Error::Io { what: "reading the trace".into(), source });
+                    error = Some(Error::io("reading the trace", source));
                     break;
                 }
             };

@@ -8,12 +8,11 @@
 use std::io::{BufRead, Write};
 
 pub(crate) mod read;
-pub use read::MAX_LINE_BYTES;
 
-use crate::error::{Error, Result};
-use crate::gateway::Gateway;
-use crate::policy::Policy;
-use crate::swap::{SwapReport, SwappableGateway};
+use loopguard_host::Gateway;
+use loopguard_host::Policy;
+use loopguard_host::{Error, Result};
+use loopguard_host::{SwapReport, SwappableGateway};
 
 /// Anything that applies a batch of trace lines: a [`Gateway`] or a [`SwappableGateway`].
 pub trait ApplyEvents {
@@ -36,7 +35,7 @@ impl ApplyEvents for &SwappableGateway {
 /// The default chunk size: large enough that the boundary cost vanishes, small enough to bound
 /// the guest memory a call needs (the policy reads and checks a whole chunk before it applies
 /// any of it, so every line's parsed tree is held at once). A single longer line is still sent
-/// whole, up to [`MAX_LINE_BYTES`] (the policy decides whether it is too long). Was 4 MiB: the
+/// whole, up to [`read::MAX_LINE_BYTES`] (the policy decides whether it is too long). Was 4 MiB: the
 /// trees of a chunk that size are tens of MiB, and natively a 200,000-event tool trace replayed
 /// in 2.2 s with 4 MiB chunks and 1.1-1.4 s with 16-128 KiB ones (docs/PERFORMANCE.md).
 pub const DEFAULT_CHUNK_BYTES: usize = 256 << 10;
@@ -68,7 +67,7 @@ pub fn stream<G: ApplyEvents + ?Sized>(
         first_line += chunk.lines;
         chunks.recycle(chunk.text);
     }
-    out.flush().map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
+    out.flush().map_err(|source| Error::io("writing the decisions", source))?;
     Ok(first_line - 1)
 }
 
@@ -115,21 +114,25 @@ pub fn shadow(
     let mut summary = ShadowSummary::default();
     let mut line = Vec::new();
     let mut number: u32 = 0;
-    let write_err = |source| Error::Io { what: "writing the decisions".into(), source };
+    let write_err = |source| Error::io("writing the decisions", source);
     loop {
         line.clear();
         if read::read_line(trace, &mut line, u64::from(number) + 1)? == 0 {
             break;
         }
-        number = number.checked_add(1).ok_or_else(|| Error::Policy {
-            kind: crate::ErrorKind::Input,
-            path: format!("line {number}"),
-            reason: "the trace has more lines than a u32 can number; split it".into(),
+        number = number.checked_add(1).ok_or_else(|| {
+            Error::invalid(
+                loopguard_host::ErrorKind::Input,
+                format!("line {number}"),
+                "the trace has more lines than a u32 can number; split it",
+            )
         })?;
-        let text = std::str::from_utf8(&line).map_err(|_| Error::Policy {
-            kind: crate::ErrorKind::Input,
-            path: format!("line {number}"),
-            reason: "is not valid UTF-8; traces are UTF-8 JSON Lines".into(),
+        let text = std::str::from_utf8(&line).map_err(|_| {
+            Error::invalid(
+                loopguard_host::ErrorKind::Input,
+                format!("line {number}"),
+                "is not valid UTF-8; traces are UTF-8 JSON Lines",
+            )
         })?;
         let decided = active.apply_events(text, number)?;
         out.write_all(decided.as_bytes()).map_err(write_err)?;
@@ -186,11 +189,11 @@ pub(crate) fn stream_until<G: ApplyEvents + ?Sized>(
         }
         lines_read += 1;
         if std::str::from_utf8(&chunk[line_start..]).is_err() {
-            return Err(Error::Policy {
-                kind: crate::ErrorKind::Input,
-                path: format!("line {lines_read}"),
-                reason: "is not valid UTF-8; traces are UTF-8 JSON Lines".into(),
-            });
+            return Err(Error::invalid(
+                loopguard_host::ErrorKind::Input,
+                format!("line {lines_read}"),
+                "is not valid UTF-8; traces are UTF-8 JSON Lines",
+            ));
         }
         if chunk.len() >= chunk_bytes {
             flush(gateway, &mut chunk, chunk_first_line, out)?;
@@ -200,7 +203,7 @@ pub(crate) fn stream_until<G: ApplyEvents + ?Sized>(
     if !chunk.is_empty() {
         flush(gateway, &mut chunk, chunk_first_line, out)?;
     }
-    out.flush().map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
+    out.flush().map_err(|source| Error::io("writing the decisions", source))?;
     Ok(lines_read - start)
 }
 
@@ -211,10 +214,8 @@ fn flush<G: ApplyEvents + ?Sized>(
     out: &mut dyn Write,
 ) -> Result<()> {
     // Every line was checked to be UTF-8 as it was read, and a chunk ends on a line boundary.
-    let text = std::str::from_utf8(chunk).map_err(|_| Error::Policy {
-        kind: crate::ErrorKind::Input,
-        path: format!("line {first_line}"),
-        reason: "is not valid UTF-8".into(),
+    let text = std::str::from_utf8(chunk).map_err(|_| {
+        Error::invalid(loopguard_host::ErrorKind::Input, format!("line {first_line}"), "is not valid UTF-8")
     })?;
     decide(gateway, text, first_line, out)?;
     chunk.clear();
@@ -223,11 +224,16 @@ fn flush<G: ApplyEvents + ?Sized>(
 
 /// Applies one chunk of whole lines whose first line is `first_line`, and writes its decisions.
 fn decide<G: ApplyEvents + ?Sized>(gateway: &mut G, text: &str, first_line: u64, out: &mut dyn Write) -> Result<()> {
-    let first_line = u32::try_from(first_line).map_err(|_| Error::Policy {
-        kind: crate::ErrorKind::Input,
-        path: format!("line {first_line}"),
-        reason: "the trace has more lines than a u32 can number; split it".into(),
+    let first_line = u32::try_from(first_line).map_err(|_| {
+        Error::invalid(
+            loopguard_host::ErrorKind::Input,
+            format!("line {first_line}"),
+            "the trace has more lines than a u32 can number; split it",
+        )
     })?;
     let decisions = gateway.apply_events(text, first_line)?;
-    out.write_all(decisions.as_bytes()).map_err(|source| Error::Io { what: "writing the decisions".into(), source })
+    out.write_all(decisions.as_bytes()).map_err(|source| Error::io("writing the decisions", source))
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,8 +13,8 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::Scope;
 
-use crate::error::{Error, Result};
-use crate::swap::SwappableGateway;
+use loopguard_host::SwappableGateway;
+use loopguard_host::{Error, Result};
 
 /// Chunks sent ahead of the one being written: enough that no worker waits for another.
 pub(super) const IN_FLIGHT: usize = 4;

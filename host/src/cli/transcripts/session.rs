@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use loopguard_transcripts::{Importer, SessionInfo, SessionRow, SessionStats, SessionTally, SessionTrace};
 
-use crate::error::Error;
-use crate::swap::SwappableGateway;
+use loopguard_host::Error;
+use loopguard_host::SwappableGateway;
 
 /// What a worker hands back for one session.
 pub(super) struct SessionDone {

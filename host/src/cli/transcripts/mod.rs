@@ -28,10 +28,10 @@ use loopguard_transcripts::{
     discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress,
 };
 
-use crate::error::{Error, Result};
-use crate::parallel::{keeps_sessions, worker_of};
-use crate::policy::Policy;
-use crate::swap::{Supervision, SwappableGateway};
+use crate::cli::parallel::{keeps_sessions, worker_of};
+use loopguard_host::Policy;
+use loopguard_host::{Error, Result};
+use loopguard_host::{Supervision, SwappableGateway};
 use session::{Body, SessionDone};
 
 /// What `run` writes to its output.
@@ -86,7 +86,7 @@ impl Transcripts<'_> {
     /// `loopguard: …` line per error to `err`. Fails only if a config is refused or the output
     /// cannot be written.
     pub fn run(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<Finished> {
-        let io = |source| Error::Io { what: "writing the output".into(), source };
+        let io = |source| Error::io("writing the output", source);
         let found = discover(self.paths);
         let mut errors = 0u64;
         for e in &found.errors {
@@ -107,10 +107,9 @@ impl Transcripts<'_> {
         for _ in 0..workers {
             let mut mine = Vec::new();
             for config in &configs {
-                let policy = self.policy.ok_or_else(|| Error::Load {
-                    path: "<none>".into(),
-                    reason: "a report replays the transcripts: it needs a policy".into(),
-                })?;
+                let policy = self
+                    .policy
+                    .ok_or_else(|| Error::load("<none>", "a report replays the transcripts: it needs a policy"))?;
                 mine.push(SwappableGateway::new(policy.clone(), config, self.supervision)?);
             }
             gateways.push(mine);
@@ -140,7 +139,7 @@ impl Transcripts<'_> {
             for (info, w) in sessions.iter().zip(&owner) {
                 let done = results[*w]
                     .recv()
-                    .map_err(|_| Error::Trap { message: format!("transcript worker {w} stopped") })?;
+                    .map_err(|_| Error::io(format!("transcript worker {w}"), std::io::Error::other("stopped")))?;
                 for e in &done.errors {
                     writeln!(err, "loopguard: {e}").map_err(io)?;
                     errors += 1;

@@ -1,7 +1,7 @@
 //! Replaying one trace on several cores, with output identical to one worker's.
 //!
-//! The trace is read in the same chunks as [`crate::replay::stream`] (whole lines, about
-//! [`crate::replay::DEFAULT_CHUNK_BYTES`] each). Each chunk is split by `route`: a worker gets
+//! The trace is read in the same chunks as [`crate::cli::replay::stream`] (whole lines, about
+//! [`crate::cli::replay::DEFAULT_CHUNK_BYTES`] each). Each chunk is split by `route`: a worker gets
 //! the chunk with every line that is not its own replaced by an empty line, so the policy numbers
 //! the lines as the trace does and skips the others. Each worker has its own policy instance
 //! ([`SwappableGateway`]) and applies its parts in trace order; the decisions of a chunk are merged
@@ -30,11 +30,11 @@ mod work;
 
 use std::io::{BufRead, Write};
 
-use crate::error::{Error, Result};
-use crate::policy::Policy;
-use crate::replay;
-use crate::replay::read::{input_error, Chunks};
-use crate::swap::{Health, Supervision, SwappableGateway};
+use crate::cli::replay;
+use crate::cli::replay::read::{input_error, Chunks};
+use loopguard_host::Policy;
+use loopguard_host::{Error, Result};
+use loopguard_host::{Health, Supervision, SwappableGateway};
 use route::Route;
 use work::{Chunk, Job, Pool};
 
@@ -53,10 +53,6 @@ pub struct Replayed {
     pub health: Health,
     /// The last failure a supervisor reported, if any.
     pub last_failure: Option<String>,
-    /// Workers used.
-    pub workers: usize,
-    /// The line from which the replay went on with one gateway (the session cap), if it did.
-    pub single_from: Option<u64>,
 }
 
 /// Sessions a policy is first asked to keep; then twice as many each time a trace needs more.
@@ -80,14 +76,14 @@ pub fn stream(
         while gateways.len() < jobs.clamp(1, work::MAX_WORKERS) {
             match SwappableGateway::new(policy.clone(), config, supervision) {
                 Ok(g) => gateways.push(g),
-                Err(e) => return finish(&gateways, Err(e), None),
+                Err(e) => return finish(&gateways, Err(e)),
             }
         }
     }
     if gateways.len() == 1 {
         let mut sink = &gateways[0];
         let result = replay::stream(&mut sink, trace, out, replay::DEFAULT_CHUNK_BYTES);
-        return finish(&gateways, result, None);
+        return finish(&gateways, result);
     }
     let mut run = Run {
         policy,
@@ -106,23 +102,22 @@ pub fn stream(
         outcome
     });
     match (outcome, reopen) {
-        (Ok(Parallel::Done(lines)), _) => finish(&gateways, Ok(lines), None),
-        (Err(e), _) => finish(&gateways, Err(e), None),
+        (Ok(Parallel::Done(lines)), _) => finish(&gateways, Ok(lines)),
+        (Err(e), _) => finish(&gateways, Err(e)),
         (Ok(Parallel::Single { .. }), None) => {
             // Only a trace that can be reopened runs on several workers.
-            let e =
-                Error::Io { what: "reading the trace again".into(), source: std::io::ErrorKind::Unsupported.into() };
-            finish(&gateways, Err(e), None)
+            let e = Error::io("reading the trace again", std::io::ErrorKind::Unsupported.into());
+            finish(&gateways, Err(e))
         }
         (Ok(Parallel::Single { first_line }), Some(reopen)) => {
             let (result, gateway) = run.single(reopen, first_line, out);
             gateways.extend(gateway);
-            finish(&gateways, result, Some(first_line))
+            finish(&gateways, result)
         }
     }
 }
 
-fn finish(gateways: &[SwappableGateway], result: Result<u64>, single_from: Option<u64>) -> Replayed {
+fn finish(gateways: &[SwappableGateway], result: Result<u64>) -> Replayed {
     let mut health = Health::default();
     let mut last_failure = None;
     for g in gateways {
@@ -138,7 +133,7 @@ fn finish(gateways: &[SwappableGateway], result: Result<u64>, single_from: Optio
         health.standbys += h.standbys;
         last_failure = last_failure.or_else(|| g.last_failure());
     }
-    Replayed { result, health, last_failure, workers: gateways.len(), single_from }
+    Replayed { result, health, last_failure }
 }
 
 /// How the parallel part ended: at the end of the trace, or before a chunk that must run on one
@@ -208,7 +203,7 @@ impl Run<'_> {
             first_line += chunk.lines;
             if !full {
                 drain(self, &mut pending, 0, &mut chunks)?;
-                out.flush().map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
+                out.flush().map_err(|source| Error::io("writing the decisions", source))?;
                 return Ok(Parallel::Done(first_line - 1));
             }
         }
@@ -263,8 +258,7 @@ impl Run<'_> {
             return Err(self.chunk_error(&job, errors));
         }
         work::merge(&decided, &mut self.merged);
-        out.write_all(self.merged.as_bytes())
-            .map_err(|source| Error::Io { what: "writing the decisions".into(), source })?;
+        out.write_all(self.merged.as_bytes()).map_err(|source| Error::io("writing the decisions", source))?;
         Ok(std::sync::Arc::try_unwrap(job.chunk).ok().map(|c| c.text))
     }
 
@@ -300,7 +294,7 @@ impl Run<'_> {
             Err(e) => return (Err(e), None),
         };
         let result = (|| {
-            let mut again = reopen().map_err(|source| Error::Io { what: "reading the trace again".into(), source })?;
+            let mut again = reopen().map_err(|source| Error::io("reading the trace again", source))?;
             let (mut sink, before) = (&gateway, first_line - 1);
             let chunk_bytes = replay::DEFAULT_CHUNK_BYTES;
             replay::stream_until(&mut sink, &mut *again, &mut std::io::sink(), chunk_bytes, 0, before)?;
