@@ -250,7 +250,7 @@ export class Supervisor {
   call(op: 'stats'): CallResult<Stats>;
   call(op: SupervisedCall, ...args: unknown[]): CallResult<any>;
   /** Records an outcome off the tool call's path: before the next call, at `flushOutcomes`, or within 250 ms. */
-  afterToolOutcomeLater(call: ToolCallInput, outcome: ToolOutcomeInput, done?: (result: CallResult<OutcomeVerdict>, at: string) => void): void;
+  afterToolOutcomeLater(call: ToolCallInput, outcome: ToolOutcomeInput, done?: (result: CallResult<OutcomeVerdict>, at: string, ms: number) => void): void;
   flushOutcomes(at?: string): number;
   snapshot(): Uint8Array | null;
   /** Writes the state file if the state changed (or `snapshot` is given); returns whether it wrote. */

@@ -69,7 +69,11 @@ export class Supervisor {
       onEvent: o.onEvent ?? (() => {}),
     };
     this.#lastSnapshot = o.snapshot ?? null;
-    this.#outcomes = new OutcomeQueue((item, at) => item.done?.(this.#callNow('afterToolOutcome', [item.call, item.outcome]), at));
+    this.#outcomes = new OutcomeQueue((item, at) => {
+      const t0 = performance.now();
+      const r = this.#callNow('afterToolOutcome', [item.call, item.outcome]);
+      item.done?.(r, at, performance.now() - t0);
+    });
   }
 
   /** True when the policy is loaded and answers. */
@@ -224,7 +228,8 @@ export class Supervisor {
   /**
    * Records a tool's outcome off the tool call's path (lib/outcome-queue.js says why): the result
    * is serialized now; the outcome is recorded before the next call, at `flushOutcomes`, or
-   * within 250 ms, and `done(result, at)` gets what `call('afterToolOutcome', …)` would return.
+   * within 250 ms, and `done(result, at, ms)` gets what `call('afterToolOutcome', …)` would return
+   * (`at`: what recorded it; `ms`: how long the call took).
    */
   afterToolOutcomeLater(call, outcome, done) {
     const o = outcome?.error !== undefined || outcome?.result === undefined ? outcome : resultNow(outcome.result);

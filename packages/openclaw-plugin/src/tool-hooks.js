@@ -82,19 +82,19 @@ export function afterToolCall(rt, event, ctx) {
   else return;
   rt.ensure();
   const item = { call, callId, queueMs: 0 };
-  rt.client.afterToolOutcomeLater(call, outcome, (r, at) => recordOutcome(rt, item, r, at));
+  rt.client.afterToolOutcomeLater(call, outcome, (r, at, ms) => recordOutcome(rt, item, r, at, ms));
   item.queueMs = performance.now() - t0;
 }
 
 /** The verdict of one queued outcome; `at` is what recorded it (a hook, a policy call, the timer). */
-function recordOutcome(rt, { call, callId, queueMs }, r, at) {
+function recordOutcome(rt, { call, callId, queueMs }, r, at, ms) {
   if (!r.ok) {
     rt.counters.failures += 1;
     rt.event({ event: 'policy-failed', op: 'afterToolOutcome', reason: r.reason, error: r.error?.message, failMode: rt.settings.failMode });
     return;
   }
   const v = r.value;
-  rt.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, queueMs, recordedAt: at });
+  rt.event({ event: 'decision', hook: 'after_tool_call', session: call.session, run: call.run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, queueMs, ms, recordedAt: at });
   if (v.action === 'abort') {
     if (call.run) rt.abortedRuns.set(call.run, v.message);
     rt.log('warn', `post-compaction loop in ${call.session}: every further call of run ${call.run} is blocked (${v.message})`);
