@@ -22,7 +22,7 @@ export interface ToolCallInput {
   session: string;
   /** The tool name after the gateway's own alias mapping. */
   tool: string;
-  /** The call's arguments (serialized with JSON.stringify at the call object's first hook, and kept for its outcome while it is among the last 32 calls); `argsJson` instead skips that. */
+  /** The call's arguments (serialized with JSON.stringify at each hook); `argsJson` instead skips that. */
   args?: unknown;
   /** The arguments as JSON text. */
   argsJson?: string;

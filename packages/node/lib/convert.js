@@ -15,37 +15,10 @@ export function configText(config) {
   throw new LoopGuardError('config', 'config', 'must be JSON/JSON5 text or an object');
 }
 
-/**
- * The arguments' JSON text of the last ARGS_CALLS call objects, read at a call's first hook: the
- * check and the outcome of a call need the same text, and `JSON.stringify` of ~300 bytes of
- * arguments is ~1.7 µs of a decision. An entry is used only while `call.args` is the same
- * object; a call that ARGS_CALLS newer calls pushed out has its arguments read again.
- *
- * Why a ring compared by identity and not a WeakMap keyed by the call: the WeakMap's entries
- * (one per call, each an ephemeron the garbage collector must trace) made a decision 0.9 µs
- * slower on Node 24 (15.49 against 14.63 µs) and 1.6 µs on Node 20 (18.43 against 16.86 µs),
- * medians of 7-9 alternating runs of bench/decision.mjs's workload. The ring keeps at most
- * ARGS_CALLS calls alive.
- */
-export const ARGS_CALLS = 32;
-const argsCalls = new Array(ARGS_CALLS).fill(null);
-const argsObjects = new Array(ARGS_CALLS).fill(null);
-const argsTexts = new Array(ARGS_CALLS).fill('');
-let argsNewest = ARGS_CALLS - 1;
-
+/** A call's arguments as JSON text: `argsJson` as given, or `args` serialized. */
 function argsJson(call) {
   if (call.argsJson !== undefined) return requireString(call.argsJson, 'call.argsJson');
-  const args = call.args;
-  // Newest first: an outcome usually follows its check closely.
-  for (let n = 0, i = argsNewest; n < ARGS_CALLS; n++, i = i === 0 ? ARGS_CALLS - 1 : i - 1) {
-    if (argsCalls[i] === call && argsObjects[i] === args) return argsTexts[i];
-  }
-  const text = json(args ?? null, 'call.args');
-  argsNewest = argsNewest === ARGS_CALLS - 1 ? 0 : argsNewest + 1;
-  argsCalls[argsNewest] = call;
-  argsObjects[argsNewest] = args;
-  argsTexts[argsNewest] = text;
-  return text;
+  return json(call.args ?? null, 'call.args');
 }
 
 export function toolCall(call) {
