@@ -14,7 +14,8 @@
 //! may arrive out of order). State is bounded: pairs and burst buckets live in
 //! [`CompactMap`]s of `max_pairs` entries each, keyed by 128-bit digests ([`key`]); a pair keeps
 //! its events in one block, 8 bytes per event ([`pair::block`]). A pair holding a full default
-//! window costs about 235 bytes of guest memory (a 200-byte chunk and 28 + ~10 bytes in the map).
+//! window costs about 247 bytes of guest memory at a million pairs (a 200-byte chunk, 28 + ~10
+//! bytes in the map, and the free chunks its growth left behind).
 //!
 //! ```
 //! use loopguard_policy::bot_loop::{BotDecision, BotFacts, BotGuard, Budget, PairSettings};

@@ -3,8 +3,10 @@
 //! Why: the floor of issue 48 is ≤ 512 bytes of guest memory per active bot pair and a million
 //! pairs inside the sandbox's default 256 MiB, so a pair holding a full default window (20
 //! events) may cost about 256 bytes with its share of the map. A `Vec` of `(i64, u64)` events and
-//! three `i64`s measured about 440 bytes; this block measures 235 (docs/PERFORMANCE.md, the
-//! `bot_memory` bench). A pair is one `Box<[u64]>` (8 bytes on wasm32) whose block reads
+//! three `i64`s measured about 440 bytes; with this block a full pair measures 247 bytes at a
+//! million pairs, 237 MiB in all, and 87 bytes with one event (`examples/bot_memory.rs` through
+//! the component; the guest test `linear_memory_per_pair_on_wasm32`). A pair is one `Box<[u64]>`
+//! (8 bytes on wasm32) whose block reads
 //!
 //! | word | |
 //! |---|---|

@@ -129,3 +129,36 @@ fn a_full_window_fits_256_bytes_at_every_pair_count() {
     let at_million = map_bytes(1_000_000) as f64 / 1e6;
     assert!((38.0..39.0).contains(&at_million), "{at_million:.1} B of map per pair at 1,000,000 pairs");
 }
+
+/// The real figure on wasm32 (the guest's linear memory, as dlmalloc takes it): bytes per pair
+/// with `EVENTS` events each (default 20, a full default window), `PAIRS` pairs (default
+/// 200,000). Ignored by default (4 million decisions); run with
+/// `CARGO_TARGET_WASM32_WASIP2_RUNNER="wasmtime run --env EVENTS=20 --env PAIRS=1000000" cargo test --release -p loopguard-policy --target wasm32-wasip2 --lib
+/// linear_memory -- --ignored --nocapture`.
+#[cfg(target_arch = "wasm32")]
+#[test]
+#[ignore]
+fn linear_memory_per_pair_on_wasm32() {
+    let var = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let (pairs, events) = (var("PAIRS", 200_000), var("EVENTS", 20) as i64);
+    let s = settings(20, 60_000, 60_000, None);
+    let measure = |events: i64| {
+        // The senders' names are the test's, not the guard's: allocated before the measurement.
+        let senders: Vec<String> = (0..pairs).map(|i| format!("bot{i}")).collect();
+        let before = core::arch::wasm32::memory_size(0) * 65_536;
+        let mut guard = BotGuard::new(std::num::NonZeroUsize::new(1_000_000).unwrap());
+        for t in 0..events {
+            for sender in &senders {
+                guard.record_and_check(&facts("c", sender, t), &s);
+            }
+        }
+        let grown = core::arch::wasm32::memory_size(0) * 65_536 - before;
+        assert_eq!(guard.pair_count(), pairs);
+        drop(guard);
+        (grown as f64 / pairs as f64, grown as f64 / f64::from(1 << 20))
+    };
+    // One measurement per process: linear memory never shrinks, so a second run would reuse it.
+    let (per_pair, mib) = measure(events);
+    eprintln!("wasm32 linear memory: {events} events per pair, {pairs} pairs: {per_pair:.1} B per pair, {mib:.1} MiB");
+    assert!(per_pair <= 256.0, "{per_pair:.1} B per pair");
+}
