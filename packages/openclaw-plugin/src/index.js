@@ -1,7 +1,8 @@
 // openclaw-loopguard: OpenClaw's loop decisions (tool-call loop detectors, post-compaction guard,
 // bot-to-bot budgets) made by loopguard's sandboxed WebAssembly policy, inside the gateway.
 //
-// What OpenClaw's loader does that shapes this file (shared/openclaw-gateway.md §3.4, §5.1):
+// What OpenClaw's loader does that shapes this file (observed in openclaw 2026.9.6;
+// tests/e2e/plugin-install.test.mjs runs it):
 // register() runs several times per process ("full" and "discovery" modes), each time from a
 // separate copy of the package, and the live hooks of one gateway come from different
 // registrations. So every hook is registered in every mode, and all of them reach the one
