@@ -33,7 +33,8 @@ use hashbrown::hash_map::RawEntryMut;
 use crate::js::same_text;
 
 mod compact;
-pub use compact::{CompactMap, Ordered};
+pub use compact::ordered::Ordered;
+pub use compact::CompactMap;
 
 /// The hash map of string-keyed state and config lookups: hashbrown with foldhash, seeded per
 /// map from std's random keys as std's `RandomState` is (a session key cannot be chosen to

@@ -42,6 +42,7 @@ pub mod snapshot;
 mod tests;
 
 pub use snapshot::{BotGuardSnapshot, BotGuardSnapshotRef, Event as SnapshotEvent, PairEntry};
+use snapshot::{BurstsView, PairsView};
 
 use crate::config::profile::{BotRules, DOCUMENTED};
 use crate::store::CompactMap;
@@ -211,4 +212,43 @@ fn later_of(pair: Option<Millis>, burst: Option<Millis>) -> BotDecision {
         (None, Some(b)) => (b, Budget::Burst),
     };
     BotDecision::Suppress { cooldown_until_ms: until.ms(), budget }
+}
+
+impl BotGuard {
+    /// The state by reference, for writing a snapshot.
+    pub fn snapshot_ref(&self) -> BotGuardSnapshotRef<'_> {
+        BotGuardSnapshotRef {
+            pairs: PairsView(self.pairs.ordered()),
+            bursts: BurstsView(self.bursts.ordered()),
+            next_prune_at: self.next_prune_at,
+            evicted: self.evicted(),
+        }
+    }
+
+    /// Copies the state out.
+    pub fn snapshot(&self) -> BotGuardSnapshot {
+        BotGuardSnapshot {
+            pairs: self.pairs.ordered().iter().map(|(k, p)| (k, PairEntry::from(p))).collect(),
+            bursts: self.bursts.to_ordered(),
+            next_prune_at: self.next_prune_at,
+            evicted: self.evicted(),
+        }
+    }
+
+    /// Rebuilds a guard from a snapshot, with a (possibly new) cap; entries beyond it are
+    /// evicted least recently used first (and counted in [`BotGuard::evicted`]).
+    pub fn restore(snapshot: BotGuardSnapshot, max_pairs: std::num::NonZeroUsize) -> Self {
+        // Entries the cap drops are skipped before their blocks are built.
+        let skip = snapshot.pairs.len().saturating_sub(max_pairs.get());
+        let built = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, Pair::from(&e))).collect();
+        let pairs = CompactMap::from_ordered(max_pairs, built);
+        let bursts = CompactMap::from_ordered(max_pairs, snapshot.bursts);
+        Self {
+            pairs,
+            bursts,
+            next_prune_at: snapshot.next_prune_at,
+            evicted_before: snapshot.evicted,
+            rules: DOCUMENTED.bot,
+        }
+    }
 }

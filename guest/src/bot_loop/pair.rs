@@ -20,15 +20,7 @@ use std::num::NonZeroU64;
 
 use crate::time::Millis;
 use block::Block;
-
-/// One recorded event, as the rules see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Event {
-    /// The event's `now`.
-    pub ts: Millis,
-    /// The event id's tag ([`super::key::event_tag`]), 0 when it had none.
-    pub tag: u32,
-}
+pub use block::Event;
 
 /// The tag a pair keeps for a snapshot's event id: its low 32 bits, 0 only for "no id". A tag is
 /// its own tag, so snapshots written with tags and older ones written with whole digests both

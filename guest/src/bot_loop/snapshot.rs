@@ -16,9 +16,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::burst::BurstEntry;
 use super::key::KeyDigest;
 use super::pair::{tag_of, Pair};
-use super::BotGuard;
-use crate::config::profile::DOCUMENTED;
-use crate::store::{CompactMap, Ordered};
+use crate::store::Ordered;
 use crate::time::Millis;
 
 /// One recorded event of a pair, as a snapshot holds it.
@@ -66,7 +64,7 @@ impl From<&Pair> for PairEntry {
     }
 }
 
-/// The whole state of a [`BotGuard`].
+/// The whole state of a [`super::BotGuard`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BotGuardSnapshot {
     /// Pair entries by key digest, least recently used first.
@@ -95,7 +93,7 @@ pub struct BotGuardSnapshotRef<'a> {
 /// The pairs in snapshot order, serialized exactly as `BotGuardSnapshot::pairs` (a sequence of
 /// `(key, entry)` tuples); it holds 8 bytes per pair, not a copy of the pairs.
 #[derive(Debug)]
-pub struct PairsView<'a>(Ordered<'a, Pair>);
+pub struct PairsView<'a>(pub(super) Ordered<'a, Pair>);
 
 impl Serialize for PairsView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -109,7 +107,7 @@ impl Serialize for PairsView<'_> {
 
 /// The burst buckets in snapshot order, serialized exactly as `BotGuardSnapshot::bursts`.
 #[derive(Debug)]
-pub struct BurstsView<'a>(Ordered<'a, BurstEntry>);
+pub struct BurstsView<'a>(pub(super) Ordered<'a, BurstEntry>);
 
 impl Serialize for BurstsView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -149,44 +147,5 @@ impl Serialize for EventsView<'_> {
             events.serialize_element(&Event { ts: e.ts.ms(), id: e.tag.into() })?;
         }
         events.end()
-    }
-}
-
-impl BotGuard {
-    /// The state by reference, for writing a snapshot.
-    pub fn snapshot_ref(&self) -> BotGuardSnapshotRef<'_> {
-        BotGuardSnapshotRef {
-            pairs: PairsView(self.pairs.ordered()),
-            bursts: BurstsView(self.bursts.ordered()),
-            next_prune_at: self.next_prune_at,
-            evicted: self.evicted(),
-        }
-    }
-
-    /// Copies the state out.
-    pub fn snapshot(&self) -> BotGuardSnapshot {
-        BotGuardSnapshot {
-            pairs: self.pairs.ordered().iter().map(|(k, p)| (k, PairEntry::from(p))).collect(),
-            bursts: self.bursts.to_ordered(),
-            next_prune_at: self.next_prune_at,
-            evicted: self.evicted(),
-        }
-    }
-
-    /// Rebuilds a guard from a snapshot, with a (possibly new) cap; entries beyond it are
-    /// evicted least recently used first (and counted in [`BotGuard::evicted`]).
-    pub fn restore(snapshot: BotGuardSnapshot, max_pairs: std::num::NonZeroUsize) -> Self {
-        // Entries the cap drops are skipped before their blocks are built.
-        let skip = snapshot.pairs.len().saturating_sub(max_pairs.get());
-        let built = snapshot.pairs.into_iter().skip(skip).map(|(k, e)| (k, Pair::from(&e))).collect();
-        let pairs = CompactMap::from_ordered(max_pairs, built);
-        let bursts = CompactMap::from_ordered(max_pairs, snapshot.bursts);
-        Self {
-            pairs,
-            bursts,
-            next_prune_at: snapshot.next_prune_at,
-            evicted_before: snapshot.evicted,
-            rules: DOCUMENTED.bot,
-        }
     }
 }

@@ -26,8 +26,9 @@ use std::num::{NonZeroU32, NonZeroU64};
 
 use serde_json::{Map, Value};
 
+use super::error::{type_name, ConfigError};
 use super::names::Names;
-use super::{object_at, opt_bool, opt_int, opt_nonzero, strict_keys, type_name, ConfigError};
+use super::read::{object_at, opt_bool, opt_int, opt_nonzero, strict_keys};
 use crate::time::Millis;
 
 /// Built-in `maxEventsPerWindow`.

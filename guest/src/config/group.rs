@@ -32,10 +32,12 @@ use serde_json::{Map, Value};
 
 mod agents;
 
+use super::error::{type_name, ConfigError};
 use super::mention::{Haystack, MentionPatterns};
 use super::profile::{GroupRules, Profile, DOCUMENTED};
-use super::{object_at, opt_bool, opt_int, strict_keys, type_name, ConfigError};
+use super::read::{object_at, opt_bool, opt_int, strict_keys};
 use agents::parse_agents;
+pub use agents::{normalize_agent_id, IMPLICIT_AGENT};
 
 /// Most participants in one broadcast entry.
 pub const MAX_AGENTS: usize = 16;
@@ -43,8 +45,6 @@ pub const MAX_AGENTS: usize = 16;
 pub const MAX_ROUNDS: u32 = 4;
 /// Largest `maxTurns`.
 pub const MAX_TURNS: u32 = 32;
-/// The agent OpenClaw runs when `agents.list` is absent or empty.
-pub const IMPLICIT_AGENT: &str = "main";
 
 /// `broadcast.strategy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,11 +107,6 @@ pub struct GroupConfig {
     agent_patterns: BTreeMap<String, MentionPatterns>,
     /// `messages.groupChat.mentionPatterns`, when present.
     global_patterns: Option<MentionPatterns>,
-}
-
-/// Agent ids are compared trimmed and lowercased.
-pub fn normalize_agent_id(id: &str) -> String {
-    id.trim().to_lowercase()
 }
 
 impl GroupConfig {

@@ -12,7 +12,8 @@
 
 use std::num::NonZeroUsize;
 
-use super::{object_at, opt_nonzero, strict_keys, type_name, ConfigError};
+use super::error::{type_name, ConfigError};
+use super::read::{object_at, opt_nonzero, strict_keys};
 use serde_json::Value;
 
 /// Caps and lists from the `loopguard` block.

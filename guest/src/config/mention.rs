@@ -33,7 +33,7 @@
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::{type_name, ConfigError};
+use super::error::{type_name, ConfigError};
 
 /// Most patterns accepted in one `mentionPatterns` list.
 pub const MAX_PATTERNS: usize = 64;

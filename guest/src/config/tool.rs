@@ -10,8 +10,9 @@ use std::num::NonZeroU32;
 
 use crate::store::FastMap;
 
+use super::error::{type_name, ConfigError};
 use super::profile::{Profile, ToolRules, ToolTexts, DOCUMENTED};
-use super::{object_at, strict_keys, type_name, ConfigError};
+use super::read::{object_at, strict_keys};
 use crate::js::js_trim;
 use serde_json::{Map, Value};
 
@@ -68,7 +69,7 @@ impl ToolLoopConfig {
             validate(g, "tools.loopDetection")?;
         }
         let mut agents = FastMap::default();
-        let list = match super::lookup(doc, &["agents", "list"]) {
+        let list = match super::read::lookup(doc, &["agents", "list"]) {
             None => &[][..],
             Some(Value::Array(items)) => items.as_slice(),
             Some(other) => {
@@ -140,9 +141,9 @@ const INT_KEYS: &[&str] =
 /// zod `.strict()` with positive integers, booleans and the ordering refinements.
 fn validate(block: &Map<String, Value>, path: &str) -> Result<(), ConfigError> {
     strict_keys(block, path, KEYS)?;
-    super::opt_bool(block, path, "enabled")?;
+    super::read::opt_bool(block, path, "enabled")?;
     for key in INT_KEYS {
-        super::opt_int(block, path, key, 1, i64::MAX)?;
+        super::read::opt_int(block, path, key, 1, i64::MAX)?;
     }
     if let Some(d) = object_at(&Value::Object(block.clone()), &["detectors"])
         .map_err(|e| ConfigError::new(format!("{path}.detectors"), e.reason))?
@@ -150,7 +151,7 @@ fn validate(block: &Map<String, Value>, path: &str) -> Result<(), ConfigError> {
         let p = format!("{path}.detectors");
         strict_keys(d, &p, &["genericRepeat", "knownPollNoProgress", "pingPong"])?;
         for key in ["genericRepeat", "knownPollNoProgress", "pingPong"] {
-            super::opt_bool(d, &p, key)?;
+            super::read::opt_bool(d, &p, key)?;
         }
     }
     match block.get("postCompactionGuard") {
@@ -158,7 +159,7 @@ fn validate(block: &Map<String, Value>, path: &str) -> Result<(), ConfigError> {
         Some(Value::Object(g)) => {
             let p = format!("{path}.postCompactionGuard");
             strict_keys(g, &p, &["windowSize"])?;
-            super::opt_int(g, &p, "windowSize", 1, i64::MAX)?;
+            super::read::opt_int(g, &p, "windowSize", 1, i64::MAX)?;
         }
         Some(other) => {
             return Err(ConfigError::new(

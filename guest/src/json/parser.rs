@@ -231,6 +231,10 @@ impl<'a> Parser<'a> {
         let mut run = start;
         let mut lone = Vec::new();
         loop {
+            // Straight to the next byte that ends the plain run: a quote, a backslash or a
+            // control character.
+            let rest = &self.s[self.i..];
+            self.i += rest.iter().position(|&b| matches!(b, b'"' | b'\\' | 0..=0x1f)).unwrap_or(rest.len());
             match self.peek() {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
@@ -251,8 +255,7 @@ impl<'a> Parser<'a> {
                     self.escape(out, &mut lone)?;
                     run = self.i;
                 }
-                Some(b) if b < 0x20 => return Err(self.err("control character in a string (escape it)")),
-                Some(_) => self.i += 1,
+                Some(_) => return Err(self.err("control character in a string (escape it)")),
             }
         }
     }

@@ -13,8 +13,8 @@
 //! Settings: `warningThreshold` (10), [`crate::config::profile::ToolRules::argument_churn`].
 //! Warning key `argument-churn:<tool>`. State: the session's history.
 
+use super::decision::{Detector, Finding, Scope};
 use super::history::Record;
-use super::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};

@@ -5,7 +5,7 @@
 //!
 //! Settings: `globalCircuitBreakerThreshold`. State: the session's history.
 
-use super::{Detector, Finding, Scope};
+use super::decision::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 

@@ -4,15 +4,44 @@
 //! outcome after it, which names the same call again with the same arguments; each reads and
 //! fingerprints the arguments it is given.
 
+use std::borrow::Cow;
+
 use super::history::run_scope;
-use super::session::tool_name;
-use super::{outcome, ToolCall};
+use super::outcome;
 use crate::canonical::Style;
+use crate::config::profile::releases::apply_tool_name_aliases;
 use crate::config::profile::ToolRules;
 use crate::digest::{args_digest_in, name_id, Digest};
 use crate::error::PolicyError;
 use crate::input::json_value_with;
 use crate::json::{Json, LoneKeys};
+
+/// A tool call as the gateway passes it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolCall<'a> {
+    /// The session key.
+    pub session: &'a str,
+    /// The tool name.
+    pub tool: &'a str,
+    /// The call's arguments.
+    pub args: Args<'a>,
+    /// The run id, exactly as passed.
+    pub run: Option<&'a str>,
+    /// The agent id.
+    pub agent: Option<&'a str>,
+    /// The provider's tool-call id.
+    pub call_id: Option<&'a str>,
+}
+
+/// The tool name the detectors see: as given, or as the profile's caller normalizes it
+/// ([`ToolRules::tool_name_aliases`], the rule of
+/// [`normalize_tool_name`](crate::config::profile::releases::normalize_tool_name)).
+pub fn tool_name<'t>(raw: &'t str, rules: &ToolRules) -> Cow<'t, str> {
+    match rules.tool_name_aliases {
+        Some(aliases) => apply_tool_name_aliases(raw, aliases),
+        None => Cow::Borrowed(raw),
+    }
+}
 
 /// A call's arguments as the gateway passes them.
 #[derive(Debug, Clone, Copy)]
@@ -107,5 +136,26 @@ mod tests {
     fn bad_text_is_an_error_naming_the_argument() {
         let e = CallFacts::of(&call("t", "{x", None), &DOCUMENTED.tool).expect_err("not JSON");
         assert_eq!(e.path, "call.args-json");
+    }
+
+    /// NOTES §2.7: what the 2026.9.6 package's `normalizeToolPolicyName(name || "tool")` returns.
+    #[test]
+    fn openclaw_2026_9_normalizes_tool_names_like_its_caller() {
+        let cases = [
+            ("Bash", "exec"),
+            (" READ ", "read"),
+            ("Apply-Patch", "apply_patch"),
+            ("CRON", "automations"),
+            ("", "tool"),
+            ("   ", ""),
+            ("exec", "exec"),
+            ("Web.Search", "web.search"),
+            ("\u{feff}X\u{85}", "x\u{85}"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(tool_name(raw, &OPENCLAW_2026_9.tool), want, "{raw:?}");
+            assert_eq!(tool_name(raw, &DOCUMENTED.tool), raw, "documented: as given");
+            assert_eq!(crate::config::profile::releases::normalize_tool_name(raw), want, "{raw:?}");
+        }
     }
 }

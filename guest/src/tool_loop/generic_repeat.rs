@@ -7,7 +7,7 @@
 //! Settings: `warningThreshold`, `criticalThreshold`, `detectors.genericRepeat`. State: the
 //! session's history.
 
-use super::{Detector, Finding, Scope};
+use super::decision::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};

@@ -7,8 +7,8 @@
 //! Settings: `warningThreshold`, `criticalThreshold`, `detectors.pingPong`. State: the session's
 //! history.
 
+use super::decision::{Detector, Finding, Scope};
 use super::history::Record;
-use super::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};

@@ -1,33 +1,21 @@
 //! One session's tool-loop state and the order in which a call is decided.
 
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 
+use super::decision::{
+    CompactionVerdict, Finding, OutcomeVerdict, Scope, ToolAction, ToolVerdict, MAX_GUARDS_PER_SESSION,
+};
+use super::facts::{tool_name, CallFacts, ToolCall};
 use super::history::{Attached, History, Record};
+use super::outcome::Outcome;
 use super::outcome::{self, Hashing};
 use super::post_compaction::CompactionGuard;
 use super::recovery::Recovery;
 use super::warnings::WarningBuckets;
-use super::{
-    argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool, CallFacts,
-    CompactionVerdict, Finding, Outcome, OutcomeVerdict, Scope, ToolAction, ToolCall, ToolVerdict,
-    MAX_GUARDS_PER_SESSION,
-};
-use crate::config::profile::releases::apply_tool_name_aliases;
-use crate::config::profile::{RecordCalls, ToolRules};
+use super::{argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool};
+use crate::config::profile::RecordCalls;
 use crate::config::tool::LoopSettings;
 use crate::js::same_text;
-
-/// The tool name the detectors see: as given, or as the profile's caller normalizes it
-/// ([`ToolRules::tool_name_aliases`], the rule of
-/// [`normalize_tool_name`](crate::config::profile::releases::normalize_tool_name)).
-pub fn tool_name<'t>(raw: &'t str, rules: &ToolRules) -> Cow<'t, str> {
-    match rules.tool_name_aliases {
-        Some(aliases) => apply_tool_name_aliases(raw, aliases),
-        None => Cow::Borrowed(raw),
-    }
-}
 
 /// All tool-loop state of one session.
 ///
@@ -266,33 +254,6 @@ impl From<RecordWire> for Record {
             veto: w.veto,
             no_progress: w.no_progress,
             failure: w.failure,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::profile::{DOCUMENTED, OPENCLAW_2026_9};
-
-    /// NOTES §2.7: what the 2026.9.6 package's `normalizeToolPolicyName(name || "tool")` returns.
-    #[test]
-    fn openclaw_2026_9_normalizes_tool_names_like_its_caller() {
-        let cases = [
-            ("Bash", "exec"),
-            (" READ ", "read"),
-            ("Apply-Patch", "apply_patch"),
-            ("CRON", "automations"),
-            ("", "tool"),
-            ("   ", ""),
-            ("exec", "exec"),
-            ("Web.Search", "web.search"),
-            ("\u{feff}X\u{85}", "x\u{85}"),
-        ];
-        for (raw, want) in cases {
-            assert_eq!(tool_name(raw, &OPENCLAW_2026_9.tool), want, "{raw:?}");
-            assert_eq!(tool_name(raw, &DOCUMENTED.tool), raw, "documented: as given");
-            assert_eq!(crate::config::profile::releases::normalize_tool_name(raw), want, "{raw:?}");
         }
     }
 }

@@ -7,8 +7,8 @@
 //!
 //! Settings: `unknownToolThreshold`. State: the session's history.
 
+use super::decision::{Detector, Finding, Scope};
 use super::history::Record;
-use super::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::js::{is_js_space, js_trim};

@@ -26,8 +26,16 @@
 //! [`Block::shrink`] gives unused slots back (the prune and a trip call it); recording does not,
 //! so a pair whose last event expired reuses its slot without reallocating.
 
-use super::Event;
 use crate::time::Millis;
+
+/// One recorded event, as the rules see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    /// The event's `now`.
+    pub ts: Millis,
+    /// The event id's tag ([`crate::bot_loop::key::event_tag`]), 0 when it had none.
+    pub tag: u32,
+}
 
 /// Header words.
 const HEADER: usize = 4;

@@ -4,10 +4,18 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::super::error::{type_name, ConfigError};
 use super::super::mention::MentionPatterns;
 use super::super::profile::DerivedMentions;
-use super::super::{lookup, type_name, ConfigError};
-use super::{normalize_agent_id, IMPLICIT_AGENT};
+use super::super::read::lookup;
+
+/// The agent OpenClaw runs when `agents.list` is absent or empty.
+pub const IMPLICIT_AGENT: &str = "main";
+
+/// Agent ids are compared trimmed and lowercased.
+pub fn normalize_agent_id(id: &str) -> String {
+    id.trim().to_lowercase()
+}
 
 /// Names longer than this (in UTF-16 units) are cut, as OpenClaw cuts them.
 const MAX_DISPLAY_NAME: usize = 80;

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::{
+use super::parts::{
     BotRules, DerivedMentions, GroupRules, Profile, RecordCalls, RecoveryTexts, ToolDefaults, ToolRules, ToolTexts,
 };
 use crate::js::js_trim;

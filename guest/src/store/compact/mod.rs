@@ -41,11 +41,9 @@
 
 mod evict;
 mod hash;
-mod ordered;
+pub mod ordered;
 #[cfg(test)]
 mod tests;
-
-pub use ordered::Ordered;
 
 use hash::{hash_of, Seed};
 
