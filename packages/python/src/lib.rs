@@ -16,17 +16,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use loopguard_host::{
-    BotMessage, BotVerdict, Budget, CompactionVerdict, Deadline, Error, ErrorKind, FailureMode, GroupReply, GroupStart,
-    GroupStep, GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway,
-    ToolAction, ToolOutcome,
+    BotMessage, BotVerdict, Budget, CompactionVerdict, Deadline, Error, FailureMode, GroupReply, GroupStart, GroupStep,
+    GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway, ToolAction,
+    ToolCall, ToolOutcome,
 };
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
-
-mod call;
-mod json;
 
 /// The Python `loopguard.LoopGuardError` type, looked up once.
 static ERROR_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -50,14 +47,16 @@ fn py_error(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
-/// `loopguard.LoopGuardError("input", path, reason)`: a value the caller passed is wrong.
-fn input_error(py: Python<'_>, path: &str, reason: String) -> PyErr {
-    py_error(py, Error::Policy { kind: ErrorKind::Input, path: path.to_string(), reason })
-}
-
 /// The message of an error that names its file, without the file (the error's `path` holds it).
 fn without_path(text: &str, path: &std::path::Path) -> String {
     text.replace(&format!(" {}", path.display()), "")
+}
+
+/// A tool call as `_convert.py` passes it: (session, tool, args_json, run, agent, call_id).
+type CallTuple = (String, String, String, Option<String>, Option<String>, Option<String>);
+
+fn tool_call(c: CallTuple) -> ToolCall {
+    ToolCall { session: c.0, tool: c.1, args_json: c.2, run: c.3, agent: c.4, call_id: c.5 }
 }
 
 fn thread(t: (String, String, String, Option<String>, String)) -> GroupThread {
@@ -155,40 +154,31 @@ impl Guard {
         created.map(|inner| Guard { inner }).map_err(|e| py_error(py, e))
     }
 
-    /// `before_tool_call`: `None` for a plain allow (most calls), else (action, detector,
-    /// count, message, notify). `call` is a `ToolCall` or a mapping (see `call.rs`).
-    fn before_tool_call(&self, call: &Bound<'_, PyAny>) -> PyResult<Option<VerdictTuple>> {
-        let py = call.py();
-        let read = call::read(call)?;
-        let v = self.inner.check_tool_call(&read.get().call).map_err(|e| py_error(py, e))?;
+    /// `before_tool_call`: (action, detector, count, message, notify).
+    fn check_tool_call(&self, py: Python<'_>, call: CallTuple) -> PyResult<VerdictTuple> {
+        let v = self.inner.check_tool_call(&tool_call(call)).map_err(|e| py_error(py, e))?;
         let action = match v.action {
-            ToolAction::Allow if v.detector.is_none() && v.message.is_none() && v.count == 0 && !v.notify => {
-                return Ok(None);
-            }
             ToolAction::Allow => "allow",
             ToolAction::Warn => "warn",
             ToolAction::Block => "block",
         };
-        Ok(Some((action, v.detector, v.count, v.message, v.notify)))
+        Ok((action, v.detector, v.count, v.message, v.notify))
     }
 
-    /// `after_tool_outcome` with an outcome: `None` for `recorded`, else (action, detector,
-    /// count, tool, message). `value` is the error (`threw`) or the result, any JSON value; it
-    /// is read before the call, so a bad one is named first.
-    fn after_tool_outcome(
+    /// `after_tool_outcome` with an outcome: (action, detector, count, tool, message). `text`
+    /// is the error (`threw`) or the result as JSON text.
+    fn record_tool_outcome(
         &self,
-        call: &Bound<'_, PyAny>,
+        py: Python<'_>,
+        call: CallTuple,
         threw: bool,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<OutcomeTuple>> {
-        let py = call.py();
-        let text = call::to_json(value, if threw { "outcome.error" } else { "outcome.result" })?;
-        let read = call::read(call)?;
+        text: String,
+    ) -> PyResult<OutcomeTuple> {
         let outcome = if threw { ToolOutcome::Threw(text) } else { ToolOutcome::Returned(text) };
-        Ok(match self.inner.record_tool_outcome(&read.get().call, &outcome).map_err(|e| py_error(py, e))? {
-            OutcomeVerdict::Recorded => None,
-            OutcomeVerdict::Ignored => Some(("ignored", None, 0, None, None)),
-            OutcomeVerdict::Abort(a) => Some(("abort", Some(a.detector), a.count, Some(a.tool), Some(a.message))),
+        Ok(match self.inner.record_tool_outcome(&tool_call(call), &outcome).map_err(|e| py_error(py, e))? {
+            OutcomeVerdict::Recorded => ("recorded", None, 0, None, None),
+            OutcomeVerdict::Ignored => ("ignored", None, 0, None, None),
+            OutcomeVerdict::Abort(a) => ("abort", Some(a.detector), a.count, Some(a.tool), Some(a.message)),
         })
     }
 
@@ -361,19 +351,11 @@ fn versions(py: Python<'_>, policy: Option<PathBuf>) -> PyResult<(String, String
     Ok((version, loopguard_host::INTERFACE_VERSION.to_string(), digest))
 }
 
-/// `value` as JSON text, or `None` for a value left to Python's `json` (see `json.rs`).
-#[pyfunction]
-fn dumps(value: &Bound<'_, PyAny>) -> Option<String> {
-    json::dumps(value)
-}
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Guard>()?;
-    m.add_class::<call::Call>()?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
-    m.add_function(wrap_pyfunction!(dumps, m)?)?;
     m.add("HOST_VERSION", loopguard_host::HOST_VERSION)?;
     // Compiling the component is most of a process's first guard (0.3-1 s here); wasmtime's
     // compile cache keeps the compiled code between processes, under the CLI's rule

@@ -9,17 +9,25 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Optional, Union
 
-from . import _native
 from ._errors import LoopGuardError
-from ._inputs import BotMessage, GroupThread
-from ._results import GroupDecision, OutcomeVerdict, ToolVerdict
+from ._inputs import BotMessage, GroupThread, ToolCall
+from ._results import GroupDecision
 
-#: The answers of nearly every call, made once: a frozen dataclass costs about a microsecond to
-#: make, and these carry nothing but their action. (A tool call itself is read by the native
-#: module: ``src/call.rs``.)
-_ALLOW = ToolVerdict("allow")
-_RECORDED = OutcomeVerdict("recorded")
-_IGNORED = OutcomeVerdict("ignored")
+
+def _tool_call(
+    call: Union[ToolCall, Mapping[str, Any]],
+) -> tuple[str, str, str, Optional[str], Optional[str], Optional[str]]:
+    """(session, tool, args_json, run, agent, call_id); ``args_json`` (a string) wins over ``args``."""
+    m: Mapping[str, Any] = call.__dict__ if isinstance(call, ToolCall) else call
+    if not isinstance(m, Mapping):
+        raise LoopGuardError("input", "call", f"must be a ToolCall or a mapping, not {type(call).__name__}")
+    session = _require_str(m.get("session"), "call.session")
+    tool = _require_str(m.get("tool"), "call.tool")
+    args_json = m.get("args_json")
+    text = _json(m.get("args"), "call.args") if args_json is None else _require_str(args_json, "call.args_json")
+    run = _opt_str(m.get("run"), "call.run")
+    agent = _opt_str(m.get("agent"), "call.agent")
+    return (session, tool, text, run, agent, _opt_str(m.get("call_id"), "call.call_id"))
 
 
 def _bot_message(
@@ -76,24 +84,12 @@ def _config_text(config: Union[str, Mapping[str, Any]]) -> str:
     raise LoopGuardError("config", "config", "must be JSON/JSON5 text or a mapping")
 
 
-#: One encoder for every value: ``json.dumps`` with options builds a new encoder per call, a
-#: third of its time on a 300-byte dict. ASCII output carries lone surrogates (which a Python
-#: ``str`` may hold) as ``\udXXX`` escapes, as ``JSON.stringify`` writes them; the policy reads
-#: them with JavaScript's rules.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-
-
 def _json(value: Any, path: str) -> str:
-    """The native writer first (a third of a decision's time with ``json`` alone); it leaves
-    every value that is not plain JSON data of built-in types to ``json``."""
-    text = _native.dumps(value)
-    return _encode(value, path) if text is None else text
-
-
-def _encode(value: Any, path: str) -> str:
-    """``value`` as JSON text with ``json`` (also the native module's fallback)."""
+    """``value`` as JSON text. ASCII output carries a lone surrogate (which a Python ``str`` may
+    hold) as a ``\\udXXX`` escape, as ``JSON.stringify`` writes it; the policy reads it with
+    JavaScript's rules. ``NaN`` and the infinities are refused, as JSON has no text for them."""
     try:
-        return _ENCODER.encode(value)
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError, RecursionError) as e:
         raise LoopGuardError("input", path, f"cannot be serialized as JSON ({e})") from e
 
@@ -101,6 +97,11 @@ def _encode(value: Any, path: str) -> str:
 def _require_str(value: Any, path: str) -> str:
     if not isinstance(value, str):
         raise LoopGuardError("input", path, f"must be a string, not {type(value).__name__}")
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate has no UTF-8 form (the policy's strings are UTF-8).
+        raise LoopGuardError("input", path, "has a lone surrogate (not valid Unicode text)") from None
     return value
 
 

@@ -11,9 +11,6 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._convert import (
-    _ALLOW,
-    _IGNORED,
-    _RECORDED,
     _bot_message,
     _config_text,
     _error_value,
@@ -23,6 +20,7 @@ from ._convert import (
     _limit,
     _opt_str,
     _require_str,
+    _tool_call,
 )
 from ._errors import LoopGuardError
 from ._inputs import BotMessage, GroupThread, ToolCall
@@ -68,8 +66,8 @@ class LoopGuard:
 
     def before_tool_call(self, call: Union[ToolCall, Mapping[str, Any]]) -> ToolVerdict:
         """Before a tool runs: allow, warn or block. Recorded unless blocked or disabled."""
-        v = self._live().before_tool_call(call)
-        return _ALLOW if v is None else ToolVerdict(v[0], v[2], v[1], v[3], v[4])
+        action, detector, count, message, notify = self._live().check_tool_call(_tool_call(call))
+        return ToolVerdict(action, count, detector, message, notify)
 
     def after_tool_outcome(
         self,
@@ -86,13 +84,13 @@ class LoopGuard:
         answered here: JSON cannot carry it to the policy.
         """
         if error is not _MISSING:
-            v = self._live().after_tool_outcome(call, True, _error_value(error))
+            threw, text = True, _json(_error_value(error), "outcome.error")
         elif result is _MISSING:
             self._live()
-            return _IGNORED
+            return OutcomeVerdict("ignored")
         else:
-            v = self._live().after_tool_outcome(call, False, result)
-        return _RECORDED if v is None else OutcomeVerdict(*v)
+            threw, text = False, _json(result, "outcome.result")
+        return OutcomeVerdict(*self._live().record_tool_outcome(_tool_call(call), threw, text))
 
     def after_compaction_retry(
         self, session: str, run: Optional[str] = None, agent: Optional[str] = None

@@ -1,17 +1,15 @@
 """The native module (PyO3 over the loopguard-host crate); use the ``loopguard`` package instead."""
 
-from typing import Any, Optional
+from typing import Optional
 
 HOST_VERSION: str
 #: Where compiled policies are cached between processes (`LOOPGUARD_CACHE_DIR`, else
 #: `$XDG_CACHE_HOME/loopguard` or `~/.cache/loopguard`); None when no cache is in use.
 COMPILE_CACHE: Optional[str]
 
+_Call = tuple[str, str, str, Optional[str], Optional[str], Optional[str]]
 _Thread = tuple[str, str, str, Optional[str], str]
 _Group = tuple[str, int, list[str], Optional[str]]
-
-class Call:
-    """A tool call as the policy takes it (a ``ToolCall``'s ``_native_call``)."""
 
 class Guard:
     def __init__(
@@ -23,10 +21,10 @@ class Guard:
         memory_mib: Optional[int] = None,
         fail_closed: bool = False,
     ) -> None: ...
-    def before_tool_call(self, call: Any) -> Optional[tuple[str, Optional[str], int, Optional[str], bool]]: ...
-    def after_tool_outcome(
-        self, call: Any, threw: bool, value: Any
-    ) -> Optional[tuple[str, Optional[str], int, Optional[str], Optional[str]]]: ...
+    def check_tool_call(self, call: _Call) -> tuple[str, Optional[str], int, Optional[str], bool]: ...
+    def record_tool_outcome(
+        self, call: _Call, threw: bool, text: str
+    ) -> tuple[str, Optional[str], int, Optional[str], Optional[str]]: ...
     def compaction_retried(self, session: str, run: Optional[str] = None, agent: Optional[str] = None) -> Optional[int]: ...
     def end_session(self, session: str) -> None: ...
     def check_bot_message(
@@ -45,4 +43,3 @@ class Guard:
 
 def replay(config: str, trace: str, policy: Optional[str] = None) -> str: ...
 def versions(policy: Optional[str] = None) -> tuple[str, str, str]: ...
-def dumps(value: Any) -> Optional[str]: ...
