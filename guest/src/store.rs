@@ -25,55 +25,13 @@
 //! sandbox's memory cap.
 
 use std::borrow::Borrow;
-use std::hash::{BuildHasher, Hash};
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::num::NonZeroUsize;
-
-use hashbrown::hash_map::RawEntryMut;
-
-use crate::js::same_text;
 
 mod compact;
 pub use compact::ordered::Ordered;
 pub use compact::CompactMap;
-
-/// The hash map of string-keyed state and config lookups: hashbrown with foldhash, seeded per
-/// map from std's random keys as std's `RandomState` is (a session key cannot be chosen to
-/// collide without the seed).
-///
-/// Why not std's `HashMap`: its SipHash was ~1.6 k instructions of a tool-call decision through
-/// wasmtime (two lookups of the session key) and ~1 k of a bot message (the config layers), and
-/// its entry API hashes an owned key, so a lookup-or-insert by `&str` hashed twice. Measured on
-/// the decision benchmark's workload (callgrind, `decision_profile`).
-pub type FastMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::RandomState>;
-
-/// How [`BoundedMap::entry_or_insert_with`] compares a stored key with the one looked up: `==`,
-/// except for texts, which are compared a word at a time ([`same_text`]).
-///
-/// Why: in the component `==` on texts is wasi-libc's `memcmp`, one byte per step: ~400
-/// instructions to find a session by its key, twice per decision. Measured on the decision
-/// benchmark's workload through wasmtime (callgrind, `decision_profile`): 52.9 k -> 51.9 k
-/// instructions per decision.
-pub trait KeyEq {
-    /// True when `self` and `other` are the same key.
-    fn key_eq(&self, other: &Self) -> bool;
-}
-
-impl KeyEq for str {
-    fn key_eq(&self, other: &str) -> bool {
-        same_text(self, other)
-    }
-}
-
-macro_rules! key_eq_by_value {
-    ($($t:ty),*) => {$(
-        impl KeyEq for $t {
-            fn key_eq(&self, other: &$t) -> bool {
-                self == other
-            }
-        }
-    )*};
-}
-key_eq_by_value!(u32, u128);
 
 #[derive(Debug, Clone)]
 struct Slot<V> {
@@ -84,7 +42,7 @@ struct Slot<V> {
 /// A hash map with a capacity and least-recently-used eviction.
 #[derive(Debug, Clone)]
 pub struct BoundedMap<K, V> {
-    map: FastMap<K, Slot<V>>,
+    map: HashMap<K, Slot<V>>,
     capacity: usize,
     tick: u64,
     evicted: u64,
@@ -93,7 +51,7 @@ pub struct BoundedMap<K, V> {
 impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     /// An empty map that holds at most `capacity` entries.
     pub fn new(capacity: NonZeroUsize) -> Self {
-        Self { map: FastMap::default(), capacity: capacity.get(), tick: 0, evicted: 0 }
+        Self { map: HashMap::new(), capacity: capacity.get(), tick: 0, evicted: 0 }
     }
 
     /// The capacity.
@@ -155,18 +113,13 @@ impl<K: Hash + Eq + Clone, V> BoundedMap<K, V> {
     pub fn entry_or_insert_with<Q>(&mut self, key: &Q, make: impl FnOnce() -> V) -> &mut V
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + KeyEq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         let tick = self.next_tick();
         if self.map.len() >= self.capacity && !self.map.contains_key(key) {
             self.evict();
         }
-        // One hash of the borrowed key; it is copied only for a new entry.
-        let hash = self.map.hasher().hash_one(key);
-        let slot = match self.map.raw_entry_mut().from_hash(hash, |k| k.borrow().key_eq(key)) {
-            RawEntryMut::Occupied(e) => e.into_mut(),
-            RawEntryMut::Vacant(e) => e.insert_hashed_nocheck(hash, key.to_owned(), Slot { value: make(), tick }).1,
-        };
+        let slot = self.map.entry(key.to_owned()).or_insert_with(|| Slot { value: make(), tick });
         slot.tick = tick;
         &mut slot.value
     }

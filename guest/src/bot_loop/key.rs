@@ -79,14 +79,10 @@ pub fn sender_digest(sender: &str) -> u64 {
     digest64(sender)
 }
 
-/// The first 128 bits of blake3 over `ids` joined with [`SEP`] (the key text OpenClaw builds).
-/// Through the buffered [`Hasher`]: blake3's own incremental `update`, once per id and
-/// separator, was ~1.3 k instructions of a bot event's ~23 k in replay (callgrind).
+/// The first 128 bits of blake3 over `ids` joined with [`SEP`] (the key text OpenClaw builds),
+/// through the buffered [`Hasher`] with a buffer of 128 bytes: a key is two ids, a conversation
+/// and a scope, and a longer one goes to blake3 a buffer at a time, to the same digest.
 fn digest128(ids: &[&str]) -> KeyDigest {
-    // Keys are short (two ids, a conversation and a scope; ~75 bytes in the bench's bot trace):
-    // a new hasher's buffer is zeroed (one `memory.fill` call into the runtime either way), and
-    // 128 bytes are cheaper to zero than the default 1 KiB. Longer keys go to blake3 a buffer
-    // at a time, to the same digest.
     let mut h = Hasher::<128>::untagged();
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {

@@ -164,10 +164,8 @@ impl BotGuard {
         later_of(tripped, burst)
     }
 
-    /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries. Out of line: it
-    /// runs at most once a minute of event time, and inlined it would crowd the per-message path.
-    #[cold]
-    #[inline(never)]
+    /// Spec §2.4 step 6: drop expired events everywhere and delete idle entries (at most once
+    /// per [`PRUNE_INTERVAL`] of event time).
     fn prune(&mut self, now: Millis) {
         self.next_prune_at = now + PRUNE_INTERVAL;
         self.pairs.retain(|_, pair| pair.prune(now));

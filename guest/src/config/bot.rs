@@ -22,12 +22,13 @@
 //! assert_eq!((s.max_events_per_window.get(), s.cooldown.ms()), (8, 90_000));
 //! ```
 
+use std::collections::HashMap;
+
 use std::num::{NonZeroU32, NonZeroU64};
 
 use serde_json::{Map, Value};
 
 use super::error::{type_name, ConfigError};
-use super::names::Names;
 use super::read::{object_at, opt_bool, opt_int, opt_nonzero, strict_keys};
 use crate::time::Millis;
 
@@ -124,11 +125,11 @@ struct ChannelLayers {
     rooms_kind: Rooms,
     /// Channel top level merged with each configured account (and, for Google Chat accounts
     /// other than `default`, with `accounts.default` underneath).
-    accounts: Names<Layer>,
+    accounts: HashMap<String, Layer>,
     /// The layer for an account that has no entry under `accounts`.
     unlisted_account: Layer,
     /// Room entries (objects only), their `botLoopProtection` or an empty [`Layer`].
-    rooms: Names<Layer>,
+    rooms: HashMap<String, Layer>,
     /// Slack's `"*"` entry.
     wildcard: Option<Layer>,
 }
@@ -139,7 +140,7 @@ pub struct BotLoopConfig {
     /// `channels.defaults.botLoopProtection`.
     defaults: Layer,
     /// By channel name; Feishu is never here (it reads the defaults only).
-    channels: Names<ChannelLayers>,
+    channels: HashMap<String, ChannelLayers>,
     /// The settings of every channel without layers of its own (the defaults over the
     /// built-ins), resolved once: with `{}` that is every message.
     unconfigured: PairSettings,
@@ -149,7 +150,7 @@ impl Default for BotLoopConfig {
     fn default() -> Self {
         Self {
             defaults: Layer::default(),
-            channels: Names::default(),
+            channels: HashMap::new(),
             unconfigured: Layer::default().resolve(&Layer::default()),
         }
     }

@@ -15,7 +15,6 @@ pub mod bot;
 pub mod group;
 pub mod limits;
 pub mod mention;
-pub mod names;
 pub mod profile;
 mod read;
 pub mod tool;

@@ -8,7 +8,7 @@
 
 use std::num::NonZeroU32;
 
-use crate::store::FastMap;
+use std::collections::HashMap;
 
 use super::error::{type_name, ConfigError};
 use super::profile::{Profile, ToolRules, ToolTexts, DOCUMENTED};
@@ -57,7 +57,7 @@ impl Default for LoopSettings {
 pub struct ToolLoopConfig {
     global: LoopSettings,
     /// Normalized agent id → settings, first `agents.list` entry wins.
-    agents: FastMap<String, LoopSettings>,
+    agents: HashMap<String, LoopSettings>,
 }
 
 impl ToolLoopConfig {
@@ -68,7 +68,7 @@ impl ToolLoopConfig {
         if let Some(g) = global {
             validate(g, "tools.loopDetection")?;
         }
-        let mut agents = FastMap::default();
+        let mut agents = HashMap::new();
         let list = match super::read::lookup(doc, &["agents", "list"]) {
             None => &[][..],
             Some(Value::Array(items)) => items.as_slice(),

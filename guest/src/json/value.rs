@@ -2,10 +2,9 @@
 //! cannot hold kept beside its text.
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 use std::ops::Deref;
 
-use crate::js::{cmp_utf16, same_text};
+use crate::js::cmp_utf16;
 
 /// A JSON value, plus `Undefined` for the synthetic objects outcome hashing builds.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,19 +66,19 @@ impl Deref for Str<'_> {
 /// key, as they are once the canonical form has removed them.
 impl PartialEq for Str<'_> {
     fn eq(&self, other: &Self) -> bool {
-        same_text(&self.text, &other.text)
+        self.text == other.text
     }
 }
 
 impl PartialEq<str> for Str<'_> {
     fn eq(&self, other: &str) -> bool {
-        same_text(&self.text, other)
+        *self.text == *other
     }
 }
 
 impl PartialEq<&str> for Str<'_> {
     fn eq(&self, other: &&str) -> bool {
-        same_text(&self.text, other)
+        *self.text == **other
     }
 }
 
@@ -101,14 +100,15 @@ impl<'a> Json<'a> {
     /// surrogates is taken, else the first.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         let Json::Obj(members) = self else { return None };
-        // Keys with one text are adjacent (sorted): find where they start.
-        let first = members.partition_point(|(k, _)| cmp_utf16(k, key) == Ordering::Less);
-        let (k, v) = members.get(first).filter(|(k, _)| same_text(k, key))?;
+        // A scan, not a search of the sorted keys: objects are small (a trace line has about ten
+        // members), and comparing texts for equality is cheaper than ordering them by UTF-16.
+        let mut same = members.iter().filter(|(k, _)| k.as_str() == key);
+        let (k, v) = same.next()?;
         if k.lone.is_empty() {
             return Some(v);
         }
         // A key with lone surrogates (rare): a key of the same text without them is preferred.
-        let plain = members[first..].iter().take_while(|(k, _)| same_text(k, key)).find(|(k, _)| k.lone.is_empty());
+        let plain = same.find(|(k, _)| k.lone.is_empty());
         Some(plain.map_or(v, |(_, v)| v))
     }
 

@@ -15,7 +15,6 @@ use super::warnings::WarningBuckets;
 use super::{argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool};
 use crate::config::profile::RecordCalls;
 use crate::config::tool::LoopSettings;
-use crate::js::same_text;
 
 /// All tool-loop state of one session.
 ///
@@ -159,7 +158,7 @@ impl Session {
     /// The guard of `run` (as given), created with `s` on first use and kept most recent.
     fn guard(&mut self, run: Option<&str>, s: &LoopSettings) -> &mut CompactionGuard {
         let key = run.unwrap_or("");
-        match self.guards.iter().position(|(r, _)| same_text(r, key)) {
+        match self.guards.iter().position(|(r, _)| **r == *key) {
             Some(i) => {
                 let g = self.guards.remove(i);
                 self.guards.push(g);
