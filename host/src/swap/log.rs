@@ -1,13 +1,5 @@
-//! The calls logged since the last snapshot, in order (the journal's log).
-//!
-//! Why tool calls are packed: a gateway's traffic is mostly tool-call checks and outcomes, and
-//! copying each into its own allocations (the call's strings, the outcome, an `Arc`) and freeing
-//! them all at the next snapshot was ~8 % of a Python decision's time in glibc's `malloc`,
-//! `free` and the consolidation of thousands of freed blocks (`perf record`).
-//! Packed, a logged tool call is a few copies into one buffer, which a snapshot empties and keeps.
-//! Every other call is kept as a [`Call`] value; a swap reads the log back as [`Call`]s.
-//! Measured with the Python package's benchmark (`bench/decision.py`, paired runs): a decision
-//! 10.2 µs with every call copied, 9.0 µs packed, 8.6 µs without a log at all.
+//! The calls logged since the last snapshot, in order (the journal's log): a swap reads them back
+//! and applies them to the new instance.
 
 use std::sync::Arc;
 
@@ -90,134 +82,43 @@ impl Call {
     }
 }
 
-/// Kept by an emptied log at most: what the log may hold before a snapshot is forced
-/// ([`MAX_LOG_BYTES`]), plus a quarter for the call that passes it. Why keep it at all: at a high
-/// call rate the log fills to that bound between snapshots, and a buffer given back each time
-/// is grown again (copies and page faults): a Python decision 9.1-9.7 µs with 4 MiB kept,
-/// 8.7-9.1 µs with this (`bench/decision.py`, paired). A gateway at ordinary rates logs a few
-/// hundred kilobytes between snapshots, and that is what it keeps.
-const KEEP_PACKED_BYTES: usize = MAX_LOG_BYTES + MAX_LOG_BYTES / 4;
-/// The length written for a `None`.
-const NONE: u32 = u32::MAX;
-
 /// Logged calls in order.
 #[derive(Default)]
 pub(super) struct Log {
-    entries: Vec<Entry>,
-    /// The packed tool calls (see [`Log::push_tool`]).
-    packed: Vec<u8>,
+    calls: Vec<Arc<Call>>,
 }
-
-enum Entry {
-    /// A tool call (check or outcome) packed from this offset of [`Log::packed`].
-    Tool(usize),
-    Other(Arc<Call>),
-}
-
-/// What follows a packed tool call's fields.
-const CHECK: u8 = 0;
-const RETURNED: u8 = 1;
-const THREW: u8 = 2;
 
 impl Log {
-    /// Logs a tool call's check (`outcome` `None`) or outcome; returns the bytes it took.
+    /// Logs a tool call's check (`outcome` `None`) or outcome; returns the bytes of its text (the
+    /// journal adds the fixed overhead).
     pub fn push_tool(&mut self, call: &ToolCall, outcome: Option<&ToolOutcome>) -> usize {
-        let start = self.packed.len();
-        let (kind, text) = match outcome {
-            None => (CHECK, None),
-            Some(ToolOutcome::Returned(t)) => (RETURNED, Some(t.as_str())),
-            Some(ToolOutcome::Threw(t)) => (THREW, Some(t.as_str())),
+        let call = match outcome {
+            None => Call::CheckTool(call.clone()),
+            Some(o) => Call::Outcome(call.clone(), o.clone()),
         };
-        let fields = [Some(call.session.as_str()), Some(&call.tool), Some(&call.args_json)];
-        let optional = [call.run.as_deref(), call.agent.as_deref(), call.call_id.as_deref(), text];
-        if fields.iter().chain(&optional).flatten().any(|s| u32::try_from(s.len()).is_err()) {
-            // Too large to pack (the policy refuses far smaller inputs): kept as a value.
-            let call = match outcome {
-                None => Call::CheckTool(call.clone()),
-                Some(o) => Call::Outcome(call.clone(), o.clone()),
-            };
-            let bytes = call.bytes();
-            self.push(call);
-            return bytes;
-        }
-        self.packed.push(kind);
-        for field in fields.iter().chain(&optional) {
-            self.put(*field);
-        }
-        self.entries.push(Entry::Tool(start));
-        self.packed.len() - start
-    }
-
-    fn put(&mut self, field: Option<&str>) {
-        match field {
-            // Lengths checked by the caller.
-            Some(s) => {
-                self.packed.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                self.packed.extend_from_slice(s.as_bytes());
-            }
-            None => self.packed.extend_from_slice(&NONE.to_le_bytes()),
-        }
+        let bytes = call.bytes() - 128;
+        self.push(call);
+        bytes
     }
 
     /// Logs any other call.
     pub fn push(&mut self, call: Call) {
-        self.entries.push(Entry::Other(Arc::new(call)));
+        self.calls.push(Arc::new(call));
     }
 
     /// Calls logged.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.calls.len()
     }
 
-    /// The logged calls from the `from`-th, at most `n`, as values.
+    /// The logged calls from the `from`-th, at most `n`.
     pub fn calls(&self, from: usize, n: usize) -> Vec<Arc<Call>> {
-        let entries = self.entries.get(from..).unwrap_or_default();
-        entries.iter().take(n).map(|e| self.call(e)).collect()
+        self.calls.get(from..).unwrap_or_default().iter().take(n).cloned().collect()
     }
 
-    fn call(&self, entry: &Entry) -> Arc<Call> {
-        match entry {
-            Entry::Other(call) => call.clone(),
-            Entry::Tool(start) => Arc::new(self.unpack(*start)),
-        }
-    }
-
-    /// The tool call packed at `start`.
-    fn unpack(&self, start: usize) -> Call {
-        let mut at = start + 1;
-        let mut next = || {
-            let len = self.packed.get(at..at + 4).map_or(NONE, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            at += 4;
-            if len == NONE {
-                return None;
-            }
-            let text = self.packed.get(at..at + len as usize).unwrap_or_default();
-            at += len as usize;
-            // Packed from `&str`s by `push_tool`.
-            Some(String::from_utf8_lossy(text).into_owned())
-        };
-        let call = ToolCall {
-            session: next().unwrap_or_default(),
-            tool: next().unwrap_or_default(),
-            args_json: next().unwrap_or_default(),
-            run: next(),
-            agent: next(),
-            call_id: next(),
-        };
-        let text = next();
-        match (self.packed.get(start), text) {
-            (Some(&RETURNED), Some(t)) => Call::Outcome(call, ToolOutcome::Returned(t)),
-            (Some(&THREW), Some(t)) => Call::Outcome(call, ToolOutcome::Threw(t)),
-            _ => Call::CheckTool(call),
-        }
-    }
-
-    /// Forgets every call, keeping the packed buffer's memory for the next ones (up to
-    /// [`KEEP_PACKED_BYTES`]).
+    /// Forgets every call.
     pub fn clear(&mut self) {
-        self.entries.clear();
-        self.packed.clear();
-        self.packed.shrink_to(KEEP_PACKED_BYTES);
+        self.calls.clear();
     }
 }
 
@@ -241,7 +142,7 @@ mod tests {
     }
 
     #[test]
-    fn packed_calls_read_back_as_they_were_logged_in_order() {
+    fn calls_read_back_as_they_were_logged_in_order() {
         let mut log = Log::default();
         let logged = [
             Call::CheckTool(call(Some("r1"), None)),
@@ -252,8 +153,8 @@ mod tests {
         ];
         for c in &logged {
             match c {
-                Call::CheckTool(t) => drop(log.push_tool(t, None)),
-                Call::Outcome(t, o) => drop(log.push_tool(t, Some(o))),
+                Call::CheckTool(t) => assert!(log.push_tool(t, None) > 0),
+                Call::Outcome(t, o) => assert!(log.push_tool(t, Some(o)) > 0),
                 other => log.push(other.clone()),
             }
         }
@@ -263,21 +164,7 @@ mod tests {
         let middle = log.calls(1, 2);
         assert!(same(&middle[0], &logged[1]) && same(&middle[1], &logged[2]));
         assert!(log.calls(9, 1).is_empty());
-    }
-
-    #[test]
-    fn clearing_keeps_the_buffer_up_to_a_bound() {
-        let mut log = Log::default();
-        for i in 0..4 {
-            assert!(log.push_tool(&call(Some(&format!("r{i}")), None), None) > 0);
-        }
-        let capacity = log.packed.capacity();
         log.clear();
-        assert_eq!((log.len(), log.packed.len(), log.packed.capacity()), (0, 0, capacity));
-        log.push(Call::EndSession("x".repeat(2 * KEEP_PACKED_BYTES)));
-        let large = ToolCall { args_json: "x".repeat(2 * KEEP_PACKED_BYTES), ..call(None, None) };
-        assert!(log.push_tool(&large, None) > 2 * KEEP_PACKED_BYTES);
-        log.clear();
-        assert!(log.packed.capacity() <= KEEP_PACKED_BYTES);
+        assert_eq!(log.len(), 0);
     }
 }
