@@ -60,8 +60,7 @@ impl Journal {
         self.log.push(call);
     }
 
-    /// Logs a tool call's check (`outcome` `None`) or outcome that the active instance completed
-    /// (packed: see `log.rs`).
+    /// Logs a tool call's check (`outcome` `None`) or outcome that the active instance completed.
     pub fn extend_tool(&mut self, call: &ToolCall, outcome: Option<&ToolOutcome>) {
         self.bytes += self.log.push_tool(call, outcome) + 128;
     }

@@ -54,7 +54,7 @@ guard = LoopGuard({"tools": {"loopDetection": {"enabled": True}}})
 
 # The arguments and results are built before the clock starts: a gateway already holds them as
 # dicts, so building them is not the guard's time. The ToolCall is made inside the timed loop, as
-# a gateway makes one per call (it reads its arguments once, at the first hook).
+# a gateway makes one per call.
 WORK = SESSIONS * HISTORY
 calls = []
 for i in range(WORK):
