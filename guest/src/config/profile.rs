@@ -80,6 +80,7 @@ const PATH: &str = "loopguard.compat";
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::num::NonZeroU32;
 
     #[test]
     fn compat_selects_a_profile_or_lists_the_accepted_ones() {
@@ -105,7 +106,14 @@ mod tests {
         assert_eq!(OPENCLAW_2026_9.defaults, DOCUMENTED.defaults);
         assert_eq!(
             DOCUMENTED.defaults,
-            ToolDefaults { history_size: 30, warning: 10, unknown_tool: 10, critical: 20, global: 30, window_size: 3 }
+            ToolDefaults {
+                history_size: NonZeroU32::new(30).unwrap(),
+                warning: 10,
+                unknown_tool: 10,
+                critical: 20,
+                global: 30,
+                window_size: NonZeroU32::new(3).unwrap(),
+            }
         );
     }
 }

@@ -6,9 +6,8 @@
 //! repairs an ordering broken by the merge (the merge is not re-validated). Every agent's block is
 //! resolved once, here, so a decision only looks its settings up.
 
-use std::num::NonZeroU32;
-
 use std::collections::HashMap;
+use std::num::{NonZeroU32, NonZeroUsize};
 
 use super::error::{type_name, ConfigError};
 use super::profile::{Profile, ToolRules, ToolTexts, DOCUMENTED};
@@ -23,8 +22,10 @@ pub struct LoopSettings {
     /// `Some(true)`; calls are recorded and the post-compaction guard is on unless `Some(false)`.
     pub enabled: Option<bool>,
     /// Records kept per session.
-    pub history_size: usize,
-    /// Warning threshold.
+    pub history_size: NonZeroUsize,
+    /// Warning threshold. The four thresholds stay plain counts: each is at least 1 (validated
+    /// by [`ToolLoopConfig::parse`], resolved by [`as_positive_int`] over the profile's positive
+    /// defaults), and the detectors only compare counts with them.
     pub warning: u32,
     /// Unknown-tool threshold.
     pub unknown_tool: u32,
@@ -222,18 +223,16 @@ pub fn merge(global: Option<&Map<String, Value>>, agent: Option<&Map<String, Val
     out
 }
 
-/// [`as_positive_int`] for a setting the core takes as non-zero. The profile's defaults are all
-/// positive, so the `MIN` fallback is never used; it only spares the core a check.
-fn as_positive(v: Option<&Value>, fallback: u32) -> NonZeroU32 {
-    NonZeroU32::new(as_positive_int(v, fallback)).unwrap_or(NonZeroU32::MIN)
+/// OpenClaw's `asPositiveInt` without its fallback: an integer-valued number > 0 (capped at
+/// `u32::MAX`), else `None`.
+fn as_positive(v: Option<&Value>) -> Option<NonZeroU32> {
+    let f = v.and_then(Value::as_f64).filter(|f| *f > 0.0 && f.fract() == 0.0 && f.is_finite())?;
+    NonZeroU32::new(f.min(u32::MAX as f64) as u32)
 }
 
 /// OpenClaw's `asPositiveInt`: an integer-valued number > 0, else the fallback.
 pub fn as_positive_int(v: Option<&Value>, fallback: u32) -> u32 {
-    match v.and_then(Value::as_f64) {
-        Some(f) if f > 0.0 && f.fract() == 0.0 && f.is_finite() => f.min(u32::MAX as f64) as u32,
-        _ => fallback,
-    }
+    as_positive(v).map_or(fallback, NonZeroU32::get)
 }
 
 /// Runtime resolution of a (merged) block under `profile`, with the ordering clamp.
@@ -255,7 +254,9 @@ pub fn resolve(block: Option<&Map<String, Value>>, profile: &'static Profile) ->
     }
     LoopSettings {
         enabled: get("enabled").and_then(Value::as_bool),
-        history_size: as_positive_int(get("historySize"), d.history_size) as usize,
+        // Lossless on the 32- and 64-bit targets the policy builds for; saturating on a narrower one.
+        history_size: NonZeroUsize::try_from(as_positive(get("historySize")).unwrap_or(d.history_size))
+            .unwrap_or(NonZeroUsize::MAX),
         warning,
         unknown_tool: as_positive_int(get("unknownToolThreshold"), d.unknown_tool),
         critical,
@@ -263,7 +264,7 @@ pub fn resolve(block: Option<&Map<String, Value>>, profile: &'static Profile) ->
         generic_repeat: flag("genericRepeat"),
         known_poll: flag("knownPollNoProgress"),
         ping_pong: flag("pingPong"),
-        window_size: as_positive(sub("postCompactionGuard", "windowSize"), d.window_size),
+        window_size: as_positive(sub("postCompactionGuard", "windowSize")).unwrap_or(d.window_size),
         texts: &profile.texts,
         rules: &profile.tool,
     }

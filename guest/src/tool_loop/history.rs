@@ -4,6 +4,8 @@
 //! each with its outcome hash once the tool has returned. Runs share one history and are kept
 //! apart by filtering on the run id, so the size limit counts the whole session.
 
+use std::num::NonZeroUsize;
+
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{name_id, Digest};
@@ -97,19 +99,26 @@ impl History {
     }
 
     /// `recordToolCall`: pushes a call with no outcome, then trims.
-    pub fn record_call(&mut self, tool: u64, args: Digest, call_id: Option<&str>, run: Option<u64>, size: usize) {
+    pub fn record_call(
+        &mut self,
+        tool: u64,
+        args: Digest,
+        call_id: Option<&str>,
+        run: Option<u64>,
+        size: NonZeroUsize,
+    ) {
         let call_id = call_id.filter(|c| !c.is_empty()).map(Into::into);
         self.push(Record { tool, args, call_id, run, ..Record::default() }, size);
     }
 
     /// `recordLoopVeto` (openclaw 2026.9, NOTES §2.4): pushes a record of the blocked call that
     /// no outcome will attach to, then trims.
-    pub fn record_veto(&mut self, tool: u64, args: Digest, run: Option<u64>, size: usize) {
+    pub fn record_veto(&mut self, tool: u64, args: Digest, run: Option<u64>, size: NonZeroUsize) {
         self.push(Record { tool, args, run, veto: true, ..Record::default() }, size);
     }
 
     /// Appends a record and trims to `size`.
-    fn push(&mut self, record: Record, size: usize) {
+    fn push(&mut self, record: Record, size: NonZeroUsize) {
         self.records.push(record);
         self.trim(size);
     }
@@ -123,7 +132,7 @@ impl History {
         call_id: Option<&str>,
         run: Option<u64>,
         outcome: Attached<'_>,
-        size: usize,
+        size: NonZeroUsize,
     ) {
         let call_id = call_id.filter(|c| !c.is_empty());
         let open = self.records.iter_mut().rev().find(|r| {
@@ -178,8 +187,8 @@ impl History {
     }
 
     /// Drops the oldest records past `size`.
-    fn trim(&mut self, size: usize) {
-        let excess = self.records.len().saturating_sub(size);
+    fn trim(&mut self, size: NonZeroUsize) {
+        let excess = self.records.len().saturating_sub(size.get());
         self.records.drain(..excess);
     }
 }
@@ -200,6 +209,10 @@ pub(crate) fn test_veto(args: u8) -> Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nz(n: usize) -> NonZeroUsize {
+        NonZeroUsize::new(n).expect("a size above zero")
+    }
 
     fn d(n: u8) -> Digest {
         [n; 16]
@@ -226,41 +239,41 @@ mod tests {
     #[test]
     fn call_ids_are_dropped_once_the_outcome_is_attached() {
         let mut h = History::default();
-        h.record_call(id("read"), d(1), Some("c1"), None, 30);
+        h.record_call(id("read"), d(1), Some("c1"), None, nz(30));
         assert_eq!(h.scoped(None).next().and_then(|r| r.call_id.as_deref()), Some("c1"));
-        h.record_outcome(id("read"), d(1), Some("c1"), None, Attached::plain(d(9), None), 30);
+        h.record_outcome(id("read"), d(1), Some("c1"), None, Attached::plain(d(9), None), nz(30));
         assert_eq!(h.scoped(None).next().and_then(|r| r.call_id.as_deref()), None);
     }
 
     #[test]
     fn outcome_attaches_to_newest_open_matching_record() {
         let mut h = History::default();
-        h.record_call(id("read"), d(1), None, None, 30);
-        h.record_call(id("read"), d(1), None, None, 30);
-        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(9), None), 30);
+        h.record_call(id("read"), d(1), None, None, nz(30));
+        h.record_call(id("read"), d(1), None, None, nz(30));
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(9), None), nz(30));
         let results: Vec<_> = h.scoped(None).map(|r| r.result).collect();
         assert_eq!(results, vec![None, Some(d(9))], "newest first");
-        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(8), None), 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(8), None), nz(30));
         assert_eq!(h.scoped(None).map(|r| r.result).collect::<Vec<_>>(), vec![Some(d(8)), Some(d(9))]);
         // Nothing open any more: an outcome-only record is pushed.
-        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(7), None), 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(7), None), nz(30));
         assert_eq!(h.len(), 3);
     }
 
     #[test]
     fn call_ids_and_runs_must_match() {
         let mut h = History::default();
-        h.record_call(id("read"), d(1), Some("c1"), run("r"), 30);
-        h.record_call(id("read"), d(1), None, run("r"), 30);
+        h.record_call(id("read"), d(1), Some("c1"), run("r"), nz(30));
+        h.record_call(id("read"), d(1), None, run("r"), nz(30));
         // An outcome with a call id skips the newer record that has none.
-        h.record_outcome(id("read"), d(1), Some("c1"), run("r"), Attached::plain(d(9), None), 30);
+        h.record_outcome(id("read"), d(1), Some("c1"), run("r"), Attached::plain(d(9), None), nz(30));
         let v: Vec<_> = h.scoped(run("r")).map(|r| r.result).collect();
         assert_eq!(v, vec![Some(d(9)), None]);
         // An outcome without a call id may attach to a record that has one... or none here.
-        h.record_outcome(id("read"), d(1), None, run("r"), Attached::plain(d(8), None), 30);
+        h.record_outcome(id("read"), d(1), None, run("r"), Attached::plain(d(8), None), nz(30));
         assert_eq!(h.len(), 2);
         // Another run never matches.
-        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(7), None), 30);
+        h.record_outcome(id("read"), d(1), None, None, Attached::plain(d(7), None), nz(30));
         assert_eq!(h.len(), 3);
         assert_eq!(h.scoped(None).count(), 1);
     }
@@ -269,9 +282,9 @@ mod tests {
     fn the_history_keeps_the_newest_records() {
         let mut h = History::default();
         for i in 0..=255u8 {
-            let size = if i < 200 { 30 } else { 7 };
-            h.record_call(id("t"), d(i), None, None, size);
-            let want: Vec<Digest> = (i.saturating_sub(size as u8 - 1)..=i).map(d).collect();
+            let size: u8 = if i < 200 { 30 } else { 7 };
+            h.record_call(id("t"), d(i), None, None, nz(size.into()));
+            let want: Vec<Digest> = (i.saturating_sub(size - 1)..=i).map(d).collect();
             let got: Vec<Digest> = h.scoped(None).map(|r| r.args).collect();
             assert_eq!(got, want, "after call {i}");
         }
@@ -288,9 +301,9 @@ mod tests {
     fn size_limit_counts_the_whole_session_and_applies_after_attach() {
         let mut h = History::default();
         for i in 0..5 {
-            h.record_call(id("t"), d(i), None, if i % 2 == 0 { run("a") } else { None }, 30);
+            h.record_call(id("t"), d(i), None, if i % 2 == 0 { run("a") } else { None }, nz(30));
         }
-        h.record_outcome(id("t"), d(4), None, run("a"), Attached::plain(d(9), None), 3);
+        h.record_outcome(id("t"), d(4), None, run("a"), Attached::plain(d(9), None), nz(3));
         assert_eq!(h.len(), 3, "trimmed even though the outcome attached");
         assert_eq!(h.scoped(run("a")).count() + h.scoped(None).count(), 3);
     }

@@ -1,6 +1,8 @@
 //! The parts of a profile: defaults, texts and rule switches (see [`super`] for what each
 //! part means and [`super::releases`] for the profiles themselves).
 
+use std::num::NonZeroU32;
+
 /// The message texts of the tool-loop detectors and the post-compaction guard. `{tool}`, `{n}`,
 /// `{name}`, `{window}`, `{variants}` and `{reason}` are replaced by the tool, the count, the
 /// missing tool's name, the guard's window, the argument-churn variant count and a block's
@@ -41,11 +43,12 @@ pub struct RecoveryTexts {
     pub failed: &'static str,
 }
 
-/// The defaults of the tunable tool-loop knobs (spec/tool-loop.md §5).
+/// The defaults of the tunable tool-loop knobs (spec/tool-loop.md §5). The two sizes cannot be
+/// zero; the thresholds are positive too (OpenClaw's `asPositiveInt` falls back to them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolDefaults {
     /// `historySize`.
-    pub history_size: u32,
+    pub history_size: NonZeroU32,
     /// `warningThreshold`.
     pub warning: u32,
     /// `unknownToolThreshold`.
@@ -55,7 +58,7 @@ pub struct ToolDefaults {
     /// `globalCircuitBreakerThreshold`.
     pub global: u32,
     /// `postCompactionGuard.windowSize`.
-    pub window_size: u32,
+    pub window_size: NonZeroU32,
 }
 
 /// When a call that is not blocked is recorded in the history.

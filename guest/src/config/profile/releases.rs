@@ -1,6 +1,7 @@
 //! The profiles themselves: one constant per behaviour (see [`super`] for what each part means).
 
 use std::borrow::Cow;
+use std::num::NonZeroU32;
 
 use super::parts::{
     BotRules, DerivedMentions, GroupRules, Profile, RecordCalls, RecoveryTexts, ToolDefaults, ToolRules, ToolTexts,
@@ -50,7 +51,14 @@ pub const DOCUMENTED: Profile = Profile {
         compaction_abort: "CRITICAL: tool {tool} repeated {n} times with identical arguments and identical results within {window} attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.",
         recovery: None,
     },
-    defaults: ToolDefaults { history_size: 30, warning: 10, unknown_tool: 10, critical: 20, global: 30, window_size: 3 },
+    defaults: ToolDefaults {
+        history_size: NonZeroU32::new(30).unwrap(),
+        warning: 10,
+        unknown_tool: 10,
+        critical: 20,
+        global: 30,
+        window_size: NonZeroU32::new(3).unwrap(),
+    },
     tool: ToolRules {
         record_calls: RecordCalls::UnlessDisabled,
         record_blocked_calls: false,

@@ -11,7 +11,7 @@ fn defaults_equal_openclaw() {
     let s = *parse(json!({})).unwrap().for_agent(None);
     assert_eq!(s.enabled, None);
     assert_eq!(
-        (s.history_size, s.warning, s.critical, s.global, s.unknown_tool, s.window_size.get()),
+        (s.history_size.get(), s.warning, s.critical, s.global, s.unknown_tool, s.window_size.get()),
         (30, 10, 20, 30, 10, 3)
     );
     assert!(s.generic_repeat && s.known_poll && s.ping_pong);
@@ -109,11 +109,11 @@ fn agent_selection_normalizes_ids_and_first_entry_wins() {
     }))
     .unwrap();
     let s = cfg.for_agent(Some("  SMALL-model "));
-    assert_eq!((s.warning, s.critical, s.history_size, s.enabled), (3, 6, 40, Some(true)));
+    assert_eq!((s.warning, s.critical, s.history_size.get(), s.enabled), (3, 6, 40, Some(true)));
     assert_eq!(cfg.for_agent(Some("plain")).warning, 10);
-    assert_eq!(cfg.for_agent(Some("plain")).history_size, 40);
-    assert_eq!(cfg.for_agent(Some("unknown")).history_size, 40);
-    assert_eq!(cfg.for_agent(Some("")).history_size, 40);
+    assert_eq!(cfg.for_agent(Some("plain")).history_size.get(), 40);
+    assert_eq!(cfg.for_agent(Some("unknown")).history_size.get(), 40);
+    assert_eq!(cfg.for_agent(Some("")).history_size.get(), 40);
 }
 
 #[test]
