@@ -1,6 +1,6 @@
 //! Fingerprints: digests of canonical texts and of keys.
 //!
-//! OpenClaw hex-encodes SHA-256 of the canonical text; only equality matters (spec/tool-loop.md
+//! OpenClaw hex-encodes SHA-256 of the canonical text; only equality matters (docs/spec/tool-loop.md
 //! §1.2), so a digest here is the first 128 bits of blake3 over a one-byte domain tag and the
 //! text. The tag keeps `argsHash` (which includes the tool name), result hashes and `error:`
 //! hashes apart, as OpenClaw's prefixes do.

@@ -1,4 +1,4 @@
-//! Replay: trace lines in, decision lines out (spec/trace-format.md).
+//! Replay: trace lines in, decision lines out (docs/spec/trace-format.md).
 //!
 //! The guest owns both formats, so every host (Rust, Node, Python, the wasmtime CLI) prints
 //! byte-identical decisions: hosts only move text. A batch of lines is parsed and checked in full

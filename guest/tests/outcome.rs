@@ -1,4 +1,4 @@
-//! Outcome hashing (`hashToolOutcome`, spec/tool-loop.md §1.3 and §1.4), one named case per rule.
+//! Outcome hashing (`hashToolOutcome`, docs/spec/tool-loop.md §1.3 and §1.4), one named case per rule.
 
 use loopguard_policy::canonical::canonical;
 use loopguard_policy::digest::Digest;

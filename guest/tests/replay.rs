@@ -1,4 +1,4 @@
-//! Replay: trace lines in, decision lines out (spec/trace-format.md), through the public API.
+//! Replay: trace lines in, decision lines out (docs/spec/trace-format.md), through the public API.
 
 use loopguard_policy::config::Config;
 use loopguard_policy::gateway::Gateway;

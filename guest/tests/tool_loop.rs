@@ -1,4 +1,4 @@
-//! Session-level rules of spec/tool-loop.md §2–§6, one named case per rule.
+//! Session-level rules of docs/spec/tool-loop.md §2–§6, one named case per rule.
 
 use loopguard_policy::config::profile::DOCUMENTED;
 use loopguard_policy::config::tool::{resolve, LoopSettings};

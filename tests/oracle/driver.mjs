@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// OpenClaw oracle driver: replays a loopguard trace (spec/trace-format.md) through the guard
+// OpenClaw oracle driver: replays a loopguard trace (docs/spec/trace-format.md) through the guard
 // functions of a real, installed OpenClaw package and prints one decision line per event, in the
 // format of `loopguard replay`.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Random loopguard traces (spec/trace-format.md) for the OpenClaw oracle, deterministic per seed.
+// Random loopguard traces (docs/spec/trace-format.md) for the OpenClaw oracle, deterministic per seed.
 //
 //   node gen-trace.mjs --seed N --events M [--mix tool|bot|group|all] [--profile NAME] [--config-out FILE]
 //                      [--oracle PKG_DIR] [--without-spec-choices]

@@ -1,4 +1,4 @@
-//! The trace events this crate produces (spec/trace-format.md), and the reference kept beside
+//! The trace events this crate produces (docs/spec/trace-format.md), and the reference kept beside
 //! each one so that a report can point back at the transcript.
 
 use std::io::Write;
@@ -83,7 +83,7 @@ pub struct Compaction {
     pub agent: Option<Arc<str>>,
 }
 
-/// One trace event; serializes to one line of spec/trace-format.md.
+/// One trace event; serializes to one line of docs/spec/trace-format.md.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceEvent {

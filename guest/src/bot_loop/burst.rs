@@ -1,4 +1,4 @@
-//! The conversation burst budget (spec/bot-loop.md §2.5, stage C).
+//! The conversation burst budget (docs/spec/bot-loop.md §2.5, stage C).
 //!
 //! Why a second budget: four agents in one thread make six pairs, and each pair can stay under
 //! 20 events a minute while the thread as a whole never stops (PR #117734). The burst budget

@@ -1,4 +1,4 @@
-//! Channel bot-to-bot loop protection (spec/bot-loop.md §2, stage D).
+//! Channel bot-to-bot loop protection (docs/spec/bot-loop.md §2, stage D).
 //!
 //! Why: with `allowBots` on, two bots that @-mention each other reply forever (OpenClaw #58789:
 //! 42+ exchanges until a provider rate limit stopped them), and four agents in one thread can

@@ -1,4 +1,4 @@
-//! The canonical serialization of a value (`stableStringify`, spec/tool-loop.md §1.1).
+//! The canonical serialization of a value (`stableStringify`, docs/spec/tool-loop.md §1.1).
 //!
 //! Loop detection compares calls and outcomes by fingerprint: two calls are "the same" when
 //! their arguments serialize to the same canonical text. The text is written into a [`Sink`]:

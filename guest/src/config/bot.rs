@@ -1,4 +1,4 @@
-//! Channel `botLoopProtection` config: validation and the per-channel layering (spec/bot-loop.md
+//! Channel `botLoopProtection` config: validation and the per-channel layering (docs/spec/bot-loop.md
 //! §1, §4).
 //!
 //! Every `botLoopProtection` object is validated once, here, into a typed [`Layer`] (so the guard

@@ -2,7 +2,7 @@
 //!
 //! A broadcast group lets several agents answer one inbound group message. Without a budget they
 //! can keep answering each other for ever; OpenClaw's qualified entries therefore carry a round
-//! and turn budget (spec/bot-loop.md §5). This module validates the entries once, with
+//! and turn budget (docs/spec/bot-loop.md §5). This module validates the entries once, with
 //! path-named errors, and compiles every agent's mention patterns so the coordinator never
 //! re-checks anything at run time.
 //!

@@ -2,7 +2,7 @@
 //!
 //! OpenClaw keeps its guard state in the gateway process and never bounds it; a policy that a
 //! busy gateway loads for months must. These caps bound every map that grows with traffic. The
-//! block also lists the provider tools that send messages (spec/tool-loop.md §1.3 item 7), which
+//! block also lists the provider tools that send messages (docs/spec/tool-loop.md §1.3 item 7), which
 //! OpenClaw learns from its plugins and a sandboxed policy cannot.
 //!
 //! ```json5

@@ -3,7 +3,7 @@
 //! The coordinator asks one question twice: in round 1 "which participants did the inbound message
 //! @-mention?" (mention gating), and after each round "which participants did a sibling's final
 //! reply address?" (follow-up eligibility). Both use the same patterns, resolved per agent the
-//! way OpenClaw resolves them (spec/bot-loop.md §5.2):
+//! way OpenClaw resolves them (docs/spec/bot-loop.md §5.2):
 //!
 //! 1. the agent's own `agents.list[].groupChat.mentionPatterns`, when that key is present;
 //! 2. else the global `messages.groupChat.mentionPatterns`, when that key is present;

@@ -1,7 +1,7 @@
 //! The config document, validated once at construction.
 //!
 //! A gateway hands loopguard its OpenClaw-style config (JSON or JSON5). Only the parts the guards
-//! read are looked at (see `spec/trace-format.md`, "Config"); everything else is ignored, so an
+//! read are looked at (see `docs/spec/trace-format.md`, "Config"); everything else is ignored, so an
 //! operator can pass the gateway's whole config file. The parts that are read are validated the
 //! way OpenClaw's schema validates them (strict keys, path-named errors), once, here: the
 //! detectors never re-check.

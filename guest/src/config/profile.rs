@@ -10,7 +10,7 @@
 //!
 //! | value of `loopguard.compat` | profile |
 //! |---|---|
-//! | `"documented"` (the default) | [`DOCUMENTED`]: spec/tool-loop.md and spec/bot-loop.md |
+//! | `"documented"` (the default) | [`DOCUMENTED`]: docs/spec/tool-loop.md and docs/spec/bot-loop.md |
 //! | `"openclaw-2026.9"` | [`OPENCLAW_2026_9`]: the `openclaw@2026.9.6` package (tests/oracle/NOTES.md §2–§5) |
 //!
 //! Knobs a release cannot express (its thresholds are constants, its schema rejects the keys)

@@ -1,4 +1,4 @@
-//! `tools.loopDetection` and its per-agent overrides (spec/tool-loop.md §5).
+//! `tools.loopDetection` and its per-agent overrides (docs/spec/tool-loop.md §5).
 //!
 //! Validation follows OpenClaw's zod schema: strict keys, positive integers, booleans, and the
 //! two ordering rules (warning < critical < global), each error naming its path. Resolution

@@ -1,4 +1,4 @@
-//! The agent-group (broadcast) coordination budget — spec/bot-loop.md §5.
+//! The agent-group (broadcast) coordination budget — docs/spec/bot-loop.md §5.
 //!
 //! # Why a budget
 //!

@@ -1,7 +1,7 @@
 //! One group thread's budget: its identity and what it has spent.
 //!
 //! The budget belongs to one root inbound message in one place, so its key is (channel, account,
-//! conversation, thread, root) — spec/bot-loop.md §5.2. The parts are free-form platform ids
+//! conversation, thread, root) — docs/spec/bot-loop.md §5.2. The parts are free-form platform ids
 //! that may contain any character, so they are joined with length prefixes: two different
 //! tuples can never produce the same key (a separator alone could be forged by an id that
 //! contains it).

@@ -1,4 +1,4 @@
-//! A session's tool-call history (spec/tool-loop.md §2).
+//! A session's tool-call history (docs/spec/tool-loop.md §2).
 //!
 //! Every detector reads the same short history: the last `historySize` calls of the session,
 //! each with its outcome hash once the tool has returned. Runs share one history and are kept

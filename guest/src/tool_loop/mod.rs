@@ -1,4 +1,4 @@
-//! Tool-call loop detection and the post-compaction guard (spec/tool-loop.md).
+//! Tool-call loop detection and the post-compaction guard (docs/spec/tool-loop.md).
 //!
 //! ## Why
 //! An agent that polls a command that never changes, alternates between two calls, or retries a

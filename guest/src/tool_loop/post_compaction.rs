@@ -1,4 +1,4 @@
-//! The post-compaction guard (spec/tool-loop.md §6).
+//! The post-compaction guard (docs/spec/tool-loop.md §6).
 //!
 //! A context compaction is supposed to break a loop: the model loses the repetitive history and
 //! gets a summary. Incident #77474 showed a loop surviving it. So after each successful compaction

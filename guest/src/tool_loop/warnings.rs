@@ -1,4 +1,4 @@
-//! Bucketed warning de-duplication (spec/tool-loop.md §4).
+//! Bucketed warning de-duplication (docs/spec/tool-loop.md §4).
 //!
 //! A loop that keeps going would otherwise log a warning on every call. OpenClaw emits a warning
 //! once per bucket of ten (`floor(count / 10)`), per warning key, and keeps at most 256 keys per

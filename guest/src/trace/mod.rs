@@ -1,4 +1,4 @@
-//! Trace events: the replay input of spec/trace-format.md.
+//! Trace events: the replay input of docs/spec/trace-format.md.
 //!
 //! Each line is checked field by field so that a bad event is an error naming its line and
 //! field, never a silently dropped event. Events borrow their strings from the parsed line.

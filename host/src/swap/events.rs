@@ -6,7 +6,7 @@
 //! the lock would be as many as arrived during the snapshot's import. Batches make the copy
 //! faster than the traffic, so each round is shorter than the one before.
 //!
-//! The event form of a call is the trace format's (spec/trace-format.md): the same core
+//! The event form of a call is the trace format's (docs/spec/trace-format.md): the same core
 //! function runs either way. A call without one (`end-session`, a timestamp the trace format
 //! cannot carry, a very large input) is applied as a typed call, and so is every call of a batch
 //! that the policy refuses: `apply-events` checks a whole batch before it applies any of it.

@@ -63,7 +63,7 @@ export function groupStep(v) {
   return { action: 'stop', reason: v.val.replaceAll('-', '_') };
 }
 
-/** formatError's Error case (spec/tool-loop.md §1.3): the message, or the name if it is empty. */
+/** formatError's Error case (docs/spec/tool-loop.md §1.3): the message, or the name if it is empty. */
 export function errorValue(error) {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'bigint') return String(error);

@@ -186,7 +186,7 @@ export class LoopGuard {
     if (outcome === null || typeof outcome !== 'object') {
       throw new LoopGuardError('input', 'outcome', 'must be an object with `result` or `error`');
     }
-    // OpenClaw's rule (spec/tool-loop.md §1.3): an error that is not undefined wins; an undefined
+    // OpenClaw's rule (docs/spec/tool-loop.md §1.3): an error that is not undefined wins; an undefined
     // result has no hash and is neither recorded nor observed. JSON cannot carry `undefined`,
     // so that one case is answered here instead of in the component.
     let o;

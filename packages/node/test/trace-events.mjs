@@ -1,4 +1,4 @@
-// Feeds one trace event (spec/trace-format.md) through the LoopGuard hooks and turns the hook's
+// Feeds one trace event (docs/spec/trace-format.md) through the LoopGuard hooks and turns the hook's
 // result back into a decision line. The demo uses it to show a gateway's view of a trace, and the
 // tests use it to prove that the hooks and `applyEvents` agree on every example trace.
 import { LoopGuardError } from '../index.js';

@@ -1,6 +1,6 @@
 // From the plugin's config (plugins.entries.loopguard.config) to the policy's config document.
 //
-// The policy reads an OpenClaw-style document (spec/trace-format.md "Config"): tools.loopDetection,
+// The policy reads an OpenClaw-style document (docs/spec/trace-format.md "Config"): tools.loopDetection,
 // agents.list[].tools.loopDetection, channels.*.botLoopProtection and a `loopguard` block. The
 // plugin cannot hand it the gateway's own document: OpenClaw 2026.9.6's schema accepts only
 // `enabled` under tools.loopDetection, and the operator turns that off to let loopguard decide.

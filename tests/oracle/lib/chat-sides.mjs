@@ -24,7 +24,7 @@ export class BotSide {
     this.version = version;
   }
 
-  // Layers (spec/bot-loop.md §4): the package primitives resolveMergedAccountConfig (account over
+  // Layers (docs/spec/bot-loop.md §4): the package primitives resolveMergedAccountConfig (account over
   // channel, botLoopProtection merged key by key) and mergePairLoopGuardConfig (room over account).
   settingsInput(ev) {
     const B = this.B;

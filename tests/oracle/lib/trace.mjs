@@ -1,4 +1,4 @@
-// The loopguard trace format (spec/trace-format.md): reading event lines and writing decision lines.
+// The loopguard trace format (docs/spec/trace-format.md): reading event lines and writing decision lines.
 
 export class TraceError extends Error {
   constructor(line, message) {

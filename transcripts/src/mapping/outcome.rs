@@ -113,7 +113,7 @@ fn result_value(content: Option<Value>, details: Option<Value>) -> Value {
 }
 
 /// The detector of a gateway block: `details.intervention` (batch admission), else read off the
-/// reason text, which is the detector's message (spec/tool-loop.md §3).
+/// reason text, which is the detector's message (docs/spec/tool-loop.md §3).
 fn block_detector(reason: &str, details: Option<&Value>, content: &Option<Value>) -> (Option<String>, Option<u64>) {
     if reason != "tool-loop" {
         return (None, None);

@@ -1,14 +1,14 @@
 //! The replay's side of the report: the decision lines it reads, and the error for a decision
 //! stream that does not match the events.
 //!
-//! Separate because this is the report's input contract (spec/trace-format.md), which changes
+//! Separate because this is the report's input contract (docs/spec/trace-format.md), which changes
 //! with the trace format, not with how the report is summed or printed.
 
 use std::fmt;
 
 use serde::Deserialize;
 
-/// The fields of a decision line (spec/trace-format.md) a report reads.
+/// The fields of a decision line (docs/spec/trace-format.md) a report reads.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Decision {
     /// The trace line it answers.

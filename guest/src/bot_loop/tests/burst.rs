@@ -1,4 +1,4 @@
-//! The conversation burst budget and stage D, rule by rule (spec/bot-loop.md §2.5, §0).
+//! The conversation burst budget and stage D, rule by rule (docs/spec/bot-loop.md §2.5, §0).
 //! Steps read `(now_ms, "sender>receiver", event_id, expected)`, all in one conversation.
 
 use super::{run, settings, Step, A, B, P};

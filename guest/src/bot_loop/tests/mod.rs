@@ -1,4 +1,4 @@
-//! The pair budget, rule by rule (spec/bot-loop.md §2.4). Each step reads
+//! The pair budget, rule by rule (docs/spec/bot-loop.md §2.4). Each step reads
 //! `(now_ms, "sender>receiver", event_id, expected)`; expected values come from the spec text.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! `botLoopProtection` validation and layering, checked against spec/bot-loop.md §1.2 and §4.
+//! `botLoopProtection` validation and layering, checked against docs/spec/bot-loop.md §1.2 and §4.
 
 use super::*;
 use serde_json::json;

@@ -43,7 +43,7 @@ pub struct RecoveryTexts {
     pub failed: &'static str,
 }
 
-/// The defaults of the tunable tool-loop knobs (spec/tool-loop.md §5). The two sizes cannot be
+/// The defaults of the tunable tool-loop knobs (docs/spec/tool-loop.md §5). The two sizes cannot be
 /// zero; the thresholds are positive too (OpenClaw's `asPositiveInt` falls back to them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolDefaults {
@@ -115,7 +115,7 @@ pub struct BotRules {
 /// global list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DerivedMentions {
-    /// `@<id>` and `@<name>` (spec/bot-loop.md §5.2).
+    /// `@<id>` and `@<name>` (docs/spec/bot-loop.md §5.2).
     IdAndName,
     /// None: openclaw 2026.9 derives patterns from `identity.name` only, which loopguard does not
     /// read (docs/SPEC-CHOICES.md).

@@ -34,7 +34,7 @@ pub(crate) fn apply_tool_name_aliases<'t>(raw: &'t str, aliases: &[(&str, &'stat
     }
 }
 
-/// The behaviour of spec/tool-loop.md and spec/bot-loop.md: every knob configurable, the texts
+/// The behaviour of docs/spec/tool-loop.md and docs/spec/bot-loop.md: every knob configurable, the texts
 /// of the documentation. The default.
 pub const DOCUMENTED: Profile = Profile {
     name: "documented",

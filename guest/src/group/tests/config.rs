@@ -1,4 +1,4 @@
-//! `broadcast` validation and entry lookup (spec/bot-loop.md §5.1).
+//! `broadcast` validation and entry lookup (docs/spec/bot-loop.md §5.1).
 
 use serde_json::{json, Value};
 

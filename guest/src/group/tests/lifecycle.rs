@@ -1,5 +1,5 @@
 //! A thread's life: keys, unknown and finished threads, cancellation, legacy entries, the
-//! thread cap and snapshots (spec/bot-loop.md §5.1, §5.2).
+//! thread cap and snapshots (docs/spec/bot-loop.md §5.1, §5.2).
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Tests of the group coordinator and its config, written as the rules of spec/bot-loop.md §5.
+//! Tests of the group coordinator and its config, written as the rules of docs/spec/bot-loop.md §5.
 
 mod config;
 mod lifecycle;

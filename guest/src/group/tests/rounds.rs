@@ -1,4 +1,4 @@
-//! Round selection, turn reservation and stopping (spec/bot-loop.md §5.2).
+//! Round selection, turn reservation and stopping (docs/spec/bot-loop.md §5.2).
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! `exec` outcomes (`hashExecToolOutcome`, spec/tool-loop.md §1.3 item 5), and openclaw 2026.9's
+//! `exec` outcomes (`hashExecToolOutcome`, docs/spec/tool-loop.md §1.3 item 5), and openclaw 2026.9's
 //! terminal failure identity (tests/oracle/NOTES.md §2.6).
 //!
 //! A command that fails the same way every time is a loop even when its output carries a

@@ -1,4 +1,4 @@
-//! Outcome hashing (`hashToolOutcome`, spec/tool-loop.md §1.3 and §1.4).
+//! Outcome hashing (`hashToolOutcome`, docs/spec/tool-loop.md §1.3 and §1.4).
 //!
 //! No-progress detection needs to know when a tool keeps returning "the same thing". Raw result
 //! equality is too strict: exec results carry durations and pids, message sends carry fresh

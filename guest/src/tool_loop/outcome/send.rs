@@ -1,4 +1,4 @@
-//! Message sends (spec/tool-loop.md §1.3 item 7): every send result carries fresh ids, so a send
+//! Message sends (docs/spec/tool-loop.md §1.3 item 7): every send result carries fresh ids, so a send
 //! that keeps failing the same way would never look like no progress; the ids are stripped and
 //! the text is dropped.
 

@@ -41,7 +41,7 @@ pub enum Output {
     Table,
     /// The report as JSON Lines (and the what-if changes).
     Json,
-    /// The derived trace events (spec/trace-format.md), no replay.
+    /// The derived trace events (docs/spec/trace-format.md), no replay.
     Trace,
 }
 
