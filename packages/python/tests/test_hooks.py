@@ -1,4 +1,4 @@
-"""The LoopGuard hooks on small cases (spec/tool-loop.md, spec/bot-loop.md), errors, snapshots and
+"""The LoopGuard hooks on small cases (docs/spec/tool-loop.md, docs/spec/bot-loop.md), errors, snapshots and
 closing. The example traces are covered by test_replay.py."""
 
 import copy

@@ -1,4 +1,4 @@
-"""Feeds trace events (spec/trace-format.md) through the LoopGuard hooks, one call per event, and
+"""Feeds trace events (docs/spec/trace-format.md) through the LoopGuard hooks, one call per event, and
 turns each result back into a decision line: the hooks must agree with apply_events."""
 
 from __future__ import annotations

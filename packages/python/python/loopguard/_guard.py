@@ -79,7 +79,7 @@ class LoopGuard:
         """After a tool ran: records ``result=`` (any JSON value) or ``error=`` (a string, an
         exception, or any JSON value); may say to abort the run (post-compaction guard).
 
-        OpenClaw's rule (spec/tool-loop.md §1.3): an error, even ``None``, wins; no result at all
+        OpenClaw's rule (docs/spec/tool-loop.md §1.3): an error, even ``None``, wins; no result at all
         (JS ``undefined``) has no hash and is neither recorded nor observed, so that one case is
         answered here: JSON cannot carry it to the policy.
         """
@@ -134,7 +134,7 @@ class LoopGuard:
     # -- batch, snapshots, swaps, metrics --
 
     def apply_events(self, jsonl: str, first_line: int = 1) -> str:
-        """Applies trace events (JSON Lines, spec/trace-format.md) and returns their decisions
+        """Applies trace events (JSON Lines, docs/spec/trace-format.md) and returns their decisions
         (JSON Lines). ``first_line`` is the 1-based trace line number of the first line, so
         errors and decisions carry the trace's own numbering."""
         if not isinstance(first_line, int) or not 1 <= first_line <= 0xFFFFFFFF:
