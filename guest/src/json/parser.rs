@@ -173,10 +173,20 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b'-') {
             self.i += 1;
         }
+        let digits = self.i;
         match self.peek() {
             Some(b'0') => self.i += 1,
             Some(b'1'..=b'9') => self.digits(),
             _ => return Err(self.err("invalid number")),
+        }
+        if self.i - digits <= 15 && !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            // Speed code for the replay floors (docs/PERFORMANCE.md): every trace line has an
+            // integer timestamp, and the general float parse below was ~350 instructions of a bot
+            // event. An integer of at most 15 digits is below 2^53, so a double holds it exactly
+            // and this is what the correctly rounded parse gives (`-0` included).
+            let int = self.src[digits..self.i].bytes().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+            let n = int as f64;
+            return Ok(Json::Num(if start < digits { -n } else { n }));
         }
         if self.peek() == Some(b'.') {
             self.i += 1;
