@@ -69,8 +69,9 @@ say "the OpenClaw plugin (packages/openclaw-plugin: scripts/pack.mjs installs an
 say "the Rust crates (cargo package: self-contained, the policy shipped inside)"
 mkdir -p host/policy
 cp "$DIST/loopguard_policy.wasm" host/policy/loopguard_policy.wasm
-cargo package --locked --allow-dirty -p loopguard-transcripts -p loopguard-host >&2
-cp target/package/loopguard-host-*.crate target/package/loopguard-transcripts-*.crate "$DIST/"
+# The policy crate too: the transcripts crate uses its tool-name rule (one source for both).
+cargo package --locked --allow-dirty -p loopguard-policy -p loopguard-transcripts -p loopguard-host >&2
+cp target/package/loopguard-host-*.crate target/package/loopguard-transcripts-*.crate target/package/loopguard-policy-*.crate "$DIST/"
 
 say "done:"
 (cd "$DIST" && ls -l | awk 'NR > 1 { printf "  %10d  %s\n", $5, $9 }') >&2
