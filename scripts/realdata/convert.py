@@ -12,13 +12,14 @@ Result texts are cut to RESULT_LIMIT bytes (head and tail kept) so that the corp
 and names, e-mails, account ids, keys and tokens are replaced by placeholders (`anonymise`).
 
 Usage:
-  python3 scripts/realdata/convert.py --mirror /work/.mirror --out tests/realdata/data
+  python3 scripts/realdata/convert.py --mirror MIRROR_DIR --out tests/realdata/data
   python3 scripts/realdata/convert.py --split tests/realdata/data/tau-bench.jsonl.gz --to DIR
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import gzip
 import hashlib
 import json
@@ -371,8 +372,8 @@ def split(path: Path, to: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mirror", type=Path, default=Path("/work/.mirror"),
-                    help="folder holding <owner>+<name>/repo bare snapshots")
+    ap.add_argument("--mirror", type=Path, default=os.environ.get("LOOPGUARD_MIRROR"),
+                    help="folder holding <owner>+<name>/repo bare snapshots (default: $LOOPGUARD_MIRROR)")
     ap.add_argument("--out", type=Path, default=Path("tests/realdata/data"))
     ap.add_argument("--split", type=Path, help="a corpus file to split into one trace per session")
     ap.add_argument("--to", type=Path, help="output folder for --split")
@@ -380,6 +381,8 @@ def main() -> None:
     if a.split:
         split(a.split, a.to or Path("."))
     else:
+        if a.mirror is None:
+            ap.error("--mirror (or $LOOPGUARD_MIRROR) must name the folder of the source snapshots")
         convert(a.mirror, a.out)
 
 
