@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::error::PolicyError;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
 use crate::store::BoundedMap;
+use crate::tool_loop::extended;
 use crate::tool_loop::{CallFacts, CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
 
@@ -71,7 +72,9 @@ impl Gateway {
     pub fn check_tool_call(&mut self, call: &ToolCall<'_>) -> Result<ToolVerdict, PolicyError> {
         let settings = self.config.tools.for_agent(call.agent);
         let facts = CallFacts::of(call, settings.rules)?;
-        Ok(self.sessions.entry_or_insert_with(call.session, Session::default).check(call, &facts, settings))
+        let session = self.sessions.entry_or_insert_with(call.session, Session::default);
+        let verdict = session.check(call, &facts, settings);
+        Ok(extended::check(&self.config.detection, session.trail_mut(), call, &facts, verdict))
     }
 
     /// Records how a tool call ended; may return the post-compaction abort. Fails only on
@@ -85,7 +88,8 @@ impl Gateway {
         let facts = CallFacts::of(call, settings.rules)?;
         let send_tools = &self.config.limits.send_tools;
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
-        Ok(session.outcome(call, &facts, outcome, settings, send_tools))
+        let verdict = session.outcome(call, &facts, outcome, settings, send_tools);
+        Ok(extended::outcome(&self.config.detection, session.trail_mut(), call, &facts, outcome, verdict))
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.

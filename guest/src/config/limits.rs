@@ -54,8 +54,10 @@ impl Limits {
     pub fn parse(doc: &Value) -> Result<Self, ConfigError> {
         let mut limits = Self::default();
         let Some(obj) = object_at(doc, &[PATH])? else { return Ok(limits) };
-        // `compat` is read by `profile::select`.
-        strict_keys(obj, PATH, &["maxSessions", "maxPairs", "maxGroupThreads", "sendTools", "compat"])?;
+        // `compat` is read by `profile::select`; the detectors beyond OpenClaw by `detection`.
+        let detection = ["preset", "scope", "historySize", "detectors", "rules"];
+        let keys = ["maxSessions", "maxPairs", "maxGroupThreads", "sendTools", "compat"];
+        strict_keys(obj, PATH, &[&keys[..], &detection[..]].concat())?;
         let cap = |key: &str, default: NonZeroUsize| -> Result<NonZeroUsize, ConfigError> {
             let n = opt_nonzero(obj, PATH, key, 100_000_000)?;
             // At most 10⁸, so it fits a `usize` on every target.

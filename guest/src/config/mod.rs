@@ -12,12 +12,14 @@
 mod error;
 
 pub mod bot;
+pub mod detection;
 pub mod group;
 pub mod limits;
 pub mod mention;
 pub mod profile;
 mod read;
 pub mod tool;
+pub mod volatile;
 
 pub use error::{type_name, ConfigError};
 pub use limits::Limits;
@@ -43,6 +45,8 @@ pub struct Config {
     pub limits: Limits,
     /// The compatibility profile (`loopguard.compat`).
     pub profile: &'static profile::Profile,
+    /// The detectors beyond OpenClaw (`loopguard.preset`, `loopguard.detectors`; off unless named).
+    pub detection: detection::Detection,
 }
 
 impl Config {
@@ -76,6 +80,7 @@ impl Config {
             bot: bot::BotLoopConfig::parse(doc)?,
             group: group::GroupConfig::parse_with(doc, profile)?,
             limits: Limits::parse(doc)?,
+            detection: detection::Detection::parse(doc)?,
         })
     }
 }

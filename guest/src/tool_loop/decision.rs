@@ -25,6 +25,14 @@ pub enum Detector {
     CompactionLoopPersisted,
     /// [`argument_churn`](super::argument_churn) (openclaw 2026.9).
     ArgumentChurn,
+    /// [`same_error`](super::same_error) (issue 50).
+    SameError,
+    /// [`same_result`](super::same_result) (issue 50).
+    SameResult,
+    /// [`lap_cycle`](super::lap_cycle) (issue 50).
+    Cycle,
+    /// [`growing_args`](super::growing_args) (issue 50).
+    GrowingArgs,
 }
 
 impl Detector {
@@ -38,6 +46,10 @@ impl Detector {
             Detector::GlobalCircuitBreaker => "global_circuit_breaker",
             Detector::CompactionLoopPersisted => "compaction_loop_persisted",
             Detector::ArgumentChurn => "argument_churn",
+            Detector::SameError => "same_error",
+            Detector::SameResult => "same_result",
+            Detector::Cycle => "cycle",
+            Detector::GrowingArgs => "growing_args",
         }
     }
 }

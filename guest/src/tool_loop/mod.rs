@@ -23,8 +23,12 @@
 
 pub mod argument_churn;
 pub mod circuit_breaker;
+pub mod extended;
 pub mod facts;
 pub mod generic_repeat;
+pub mod growing_args;
+pub mod ladder;
+pub mod lap_cycle;
 pub mod history;
 pub mod known_poll;
 pub mod no_progress;
@@ -32,7 +36,10 @@ pub mod outcome;
 pub mod ping_pong;
 pub mod post_compaction;
 pub mod recovery;
+pub mod same_error;
+pub mod same_result;
 mod session;
+pub mod trail;
 pub mod unknown_tool;
 pub mod warnings;
 

@@ -11,6 +11,7 @@ use super::outcome::Outcome;
 use super::outcome::{self, Hashing};
 use super::post_compaction::CompactionGuard;
 use super::recovery::Recovery;
+use super::trail::Trail;
 use super::warnings::WarningBuckets;
 use super::{argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool};
 use crate::config::profile::RecordCalls;
@@ -29,6 +30,9 @@ pub struct Session {
     /// openclaw 2026.9's per-attempt recovery state.
     #[serde(skip)]
     recovery: Recovery,
+    /// The history of the detectors beyond OpenClaw ([`super::extended`]); not in snapshots.
+    #[serde(skip)]
+    trail: Trail,
 }
 
 impl Session {
@@ -40,6 +44,11 @@ impl Session {
     /// Post-compaction guards held (at most [`MAX_GUARDS_PER_SESSION`]).
     pub fn guard_count(&self) -> usize {
         self.guards.len()
+    }
+
+    /// The history of the detectors beyond OpenClaw (empty unless they are on).
+    pub fn trail_mut(&mut self) -> &mut Trail {
+        &mut self.trail
     }
 
     /// The per-attempt recovery state (openclaw 2026.9).
@@ -197,6 +206,7 @@ impl Session {
             warnings: w.warnings,
             guards: w.guards,
             recovery: w.recovery,
+            trail: Trail::default(),
         }
     }
 }

@@ -1,0 +1,169 @@
+//! The history the detectors beyond OpenClaw read: one bounded trail of calls and their outcome
+//! classes per session.
+//!
+//! Why a second history: OpenClaw's [`History`](super::history::History) keeps exact digests
+//! scoped to one run, and its size and scope are part of the decisions that must not change. The
+//! recommended detectors compare outcomes after normalisation ([`crate::config::volatile`]), may look
+//! across runs (`loopguard.scope: "session"`), and need several laps of a 30-call cycle. Only
+//! sessions with the preset or a detector on ever fill one.
+//!
+//! Bounded: at most `loopguard.historySize` entries (oldest dropped), one argument text of at most
+//! [`MAX_ARG_TEXT`] bytes, and three counters.
+
+use std::collections::VecDeque;
+
+use crate::config::detection::HistoryScope;
+use crate::digest::Digest;
+
+/// The longest argument text kept for [`super::growing_args`].
+pub const MAX_ARG_TEXT: usize = 16 * 1024;
+
+/// What a call's outcome says about progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Out {
+    /// No outcome yet (or the call was never run).
+    Pending,
+    /// An empty result: says nothing either way (a `think`, a command with no output).
+    Neutral,
+    /// The result says nothing was found.
+    Nothing,
+    /// A result, by the digest of its text with volatile fields stripped.
+    Result(Digest),
+    /// An error, by the digest of its class (see [`crate::config::volatile::Normalizer::error_class`]).
+    Error(Digest),
+    /// A rate limit, server error or timeout: not the agent's doing, never counted.
+    Infrastructure,
+}
+
+impl Out {
+    /// True for outcomes the detectors skip ([`Out::Pending`], [`Out::Neutral`],
+    /// [`Out::Infrastructure`]).
+    pub fn is_silent(self) -> bool {
+        matches!(self, Out::Pending | Out::Neutral | Out::Infrastructure)
+    }
+}
+
+/// One call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// [`name_id`](crate::digest::name_id) of the tool.
+    pub tool: u64,
+    /// `argsHash` of the call.
+    pub args: Digest,
+    /// Its outcome class.
+    pub out: Out,
+}
+
+/// One session's trail.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trail {
+    entries: VecDeque<Entry>,
+    /// The run the entries belong to, when the scope is one run.
+    run: Option<Option<u64>>,
+    /// The previous call's tool and longest string argument.
+    last_arg: Option<(u64, String)>,
+    /// Successive calls whose argument grew by repeating itself.
+    pub growth: u32,
+    /// Blocks since the agent last made a call that passed without a finding.
+    pub blocks_in_a_row: u32,
+}
+
+impl Trail {
+    /// The entries, oldest first.
+    pub fn entries(&self) -> &VecDeque<Entry> {
+        &self.entries
+    }
+
+    /// Starts the trail again when `scope` is one run and `run` is a new one.
+    pub fn begin(&mut self, run: Option<u64>, scope: HistoryScope) {
+        if scope == HistoryScope::Run && self.run != Some(run) {
+            *self = Trail { run: Some(run), ..Trail::default() };
+        }
+    }
+
+    /// Appends a call, dropping the oldest beyond `cap`.
+    pub fn push(&mut self, entry: Entry, cap: usize) {
+        while self.entries.len() >= cap.max(1) {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(entry);
+    }
+
+    /// Gives the newest pending call with `args` its outcome; `false` when there is none.
+    pub fn attach(&mut self, args: &Digest, out: Out) -> bool {
+        match self.entries.iter_mut().rev().find(|e| e.args == *args && e.out == Out::Pending) {
+            Some(e) => {
+                e.out = out;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The previous call's tool and longest string argument.
+    pub fn last_arg(&self) -> Option<(u64, &str)> {
+        self.last_arg.as_ref().map(|(t, s)| (*t, s.as_str()))
+    }
+
+    /// Remembers this call's longest string argument (dropped when longer than [`MAX_ARG_TEXT`]).
+    pub fn set_last_arg(&mut self, tool: u64, arg: Option<&str>) {
+        self.last_arg = arg.filter(|a| a.len() <= MAX_ARG_TEXT).map(|a| (tool, a.to_string()));
+    }
+}
+
+/// Test helpers: an entry from small numbers.
+#[cfg(test)]
+pub(crate) fn entry(tool: u8, args: u8, out: Out) -> Entry {
+    Entry { tool: tool as u64, args: [args; 16], out }
+}
+
+/// A result class from a small number.
+#[cfg(test)]
+pub(crate) fn res(n: u8) -> Out {
+    Out::Result([n; 16])
+}
+
+/// An error class from a small number.
+#[cfg(test)]
+pub(crate) fn err(n: u8) -> Out {
+    Out::Error([n; 16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trail_is_capped_and_attaches_outcomes_to_the_newest_pending_call() {
+        let mut t = Trail::default();
+        for i in 0..10 {
+            t.push(entry(1, i % 2, Out::Pending), 4);
+        }
+        assert_eq!(t.entries().len(), 4);
+        assert!(t.attach(&[1; 16], res(7)));
+        assert_eq!(t.entries()[3].out, res(7));
+        assert_eq!(t.entries()[1].out, Out::Pending, "only the newest");
+        assert!(!t.attach(&[9; 16], res(7)));
+    }
+
+    #[test]
+    fn run_scope_starts_again_on_a_new_run_and_session_scope_does_not() {
+        let mut t = Trail::default();
+        t.begin(Some(1), HistoryScope::Run);
+        t.push(entry(1, 1, res(1)), 8);
+        t.begin(Some(2), HistoryScope::Run);
+        assert!(t.entries().is_empty());
+        t.push(entry(1, 1, res(1)), 8);
+        t.begin(Some(3), HistoryScope::Session);
+        assert_eq!(t.entries().len(), 1);
+    }
+
+    #[test]
+    fn long_arguments_are_not_kept() {
+        let mut t = Trail::default();
+        t.set_last_arg(1, Some(&"x".repeat(MAX_ARG_TEXT + 1)));
+        assert_eq!(t.last_arg(), None);
+        t.set_last_arg(1, Some("abc"));
+        assert_eq!(t.last_arg(), Some((1, "abc")));
+    }
+}

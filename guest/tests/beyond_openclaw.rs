@@ -1,0 +1,104 @@
+//! The detectors beyond OpenClaw (issue 50) through the gateway: trace lines in, decision lines
+//! out.
+
+use loopguard_policy::gateway::Gateway;
+
+/// A search call and its result, as trace lines.
+fn search(session: &str, query: &str, result: &str) -> String {
+    let call = format!(r#""session":"{session}","tool":"search","args":{{"query":"{query}"}}"#);
+    format!(
+        "{{\"kind\":\"tool_call\",{call}}}\n{{\"kind\":\"tool_result\",{call},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{result}\"}}]}}}}\n"
+    )
+}
+
+/// The actions of the tool_call lines (and aborts), in order.
+fn actions(config: &str, trace: &str) -> Vec<String> {
+    let mut gw = Gateway::from_config(config).unwrap();
+    let out = gw.apply_events(trace, 1).unwrap();
+    out.lines()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let action = v["action"].as_str().unwrap().to_string();
+            let det = v["detector"].as_str().map(|d| format!(":{d}")).unwrap_or_default();
+            match (v["kind"].as_str(), action.as_str()) {
+                (Some("tool_call"), _) | (_, "abort") => Some(format!("{action}{det}")),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+const ON: &str = r#"{tools: {loopDetection: {enabled: true}}, loopguard: {preset: "recommended"}}"#;
+const OFF: &str = r#"{tools: {loopDetection: {enabled: true}}}"#;
+
+#[test]
+fn rephrased_searches_that_find_nothing_are_warned_then_blocked_then_the_run_ends() {
+    let trace: String =
+        (0..8).map(|i| search("s", &format!("Scatman variant {i}"), "Could not find that page.")).collect();
+    let a = actions(ON, &trace);
+    assert_eq!(a[..2], ["allow", "allow"]);
+    assert_eq!(a[2..4], ["warn:same_result", "warn:same_result"]);
+    assert_eq!(a[4..7], ["block:same_result", "block:same_result", "block:same_result"]);
+    assert_eq!(a[7], "abort:compaction_loop_persisted", "the ladder's abort, through the outcome path");
+    assert!(actions(OFF, &trace).iter().all(|x| x == "allow"), "OpenClaw's rules see no loop here");
+}
+
+#[test]
+fn a_poll_whose_output_differs_only_in_a_timestamp_is_the_same_result() {
+    let trace: String = (0..3)
+        .map(|i| search("s", "status", &format!("build running since 2026-12-06T07:0{i}:00Z, 1{i}.5s")))
+        .collect();
+    assert_eq!(actions(ON, &trace)[2], "warn:same_result");
+}
+
+#[test]
+fn healthy_exploration_passes() {
+    let trace: String =
+        (0..8).map(|i| search("s", &format!("page {i}"), &format!("Page {i} is about topic {i}."))).collect();
+    assert!(actions(ON, &trace).iter().all(|x| x == "allow"));
+}
+
+#[test]
+fn session_scope_keeps_the_history_across_runs() {
+    let run = |r: usize| {
+        format!(
+            "{{\"kind\":\"tool_call\",\"session\":\"s\",\"run\":\"r{r}\",\"tool\":\"t\",\"args\":{{\"q\":\"{r}\"}}}}\n\
+             {{\"kind\":\"tool_result\",\"session\":\"s\",\"run\":\"r{r}\",\"tool\":\"t\",\"args\":{{\"q\":\"{r}\"}},\"error\":\"Error: no such id {r}\"}}\n"
+        )
+    };
+    let trace: String = (0..3).map(run).collect();
+    assert_eq!(actions(ON, &trace)[2], "warn:same_error");
+    let per_run = r#"{tools: {loopDetection: {enabled: true}}, loopguard: {preset: "recommended", scope: "run"}}"#;
+    assert!(actions(per_run, &trace).iter().all(|x| x == "allow"));
+}
+
+/// With no preset, every example trace decides exactly as its expected output says, and so it
+/// does with every detector of issue 50 named and switched off.
+#[test]
+fn no_preset_decides_as_today_on_every_example() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/traces");
+    let mut seen = 0;
+    for dir in std::fs::read_dir(root).unwrap() {
+        let dir = dir.unwrap().path();
+        let (Ok(config), Ok(trace), Ok(expected)) = (
+            std::fs::read_to_string(dir.join("config.json5")),
+            std::fs::read_to_string(dir.join("trace.jsonl")),
+            std::fs::read_to_string(dir.join("expected.jsonl")),
+        ) else {
+            continue;
+        };
+        let off = r#"{"loopguard":{"detectors":{"sameError":false,"sameResult":false,"cycle":false,"growingArgs":false,"ladder":false}}}"#;
+        let mut doc: serde_json::Value = json5::from_str(&config).unwrap();
+        let extra: serde_json::Value = serde_json::from_str(off).unwrap();
+        doc.as_object_mut().unwrap().entry("loopguard").or_insert_with(|| serde_json::json!({}));
+        for (k, v) in extra["loopguard"].as_object().unwrap() {
+            doc["loopguard"][k] = v.clone();
+        }
+        for cfg in [config.clone(), doc.to_string()] {
+            let mut gw = Gateway::from_config(&cfg).unwrap();
+            assert_eq!(gw.apply_events(&trace, 1).unwrap(), expected, "{}", dir.display());
+        }
+        seen += 1;
+    }
+    assert!(seen >= 5, "examples found: {seen}");
+}
