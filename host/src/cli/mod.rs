@@ -2,6 +2,7 @@
 //! `loopguard: …` messages. Nothing here decides anything about the policy: `run.rs` calls the
 //! library with what was parsed.
 
+pub mod mcp;
 pub mod parallel;
 pub mod replay;
 pub mod run;
@@ -63,6 +64,12 @@ pub enum Command {
         after_help = AFTER
     )]
     Transcripts(Transcripts),
+    /// Run an MCP server behind the loop guard: stdio (`-- <server command…>`) or streamable
+    /// HTTP (`--listen ADDR --upstream URL`); every message passes untouched except a blocked
+    /// `tools/call` (see docs/PROXIES.md).
+    #[command(override_usage = "loopguard mcp [--config FILE] [--policy FILE.wasm] -- <server command…>\n       \
+                                loopguard mcp [--config FILE] --listen ADDR --upstream URL")]
+    Mcp(mcp::Mcp),
     /// Print what a policy component says about itself: size, digest, versions, imports.
     #[command(override_usage = "loopguard inspect FILE.wasm")]
     Inspect {

@@ -41,6 +41,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Replay(r) => replay_command(r)?,
         Command::Transcripts(t) => return transcripts_command(t),
+        // The proxy exits with its stdio server's exit code.
+        Command::Mcp(m) => match super::mcp::run(m)? {
+            0 => {}
+            code => std::process::exit(code),
+        },
     }
     Ok(Exit::Success)
 }

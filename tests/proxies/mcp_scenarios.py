@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""`loopguard mcp` with the official MCP Python SDK (mcp 2.3.0) as the client and the real
+`@modelcontextprotocol/server-everything` 2026.8.31 as the server, over stdio and streamable HTTP.
+
+    mcp_scenarios.py stdio|http LOOPGUARD NODE EVERYTHING_INDEX_JS WORKDIR
+
+The proxy runs with its default config (loop detection on, OpenClaw's thresholds 10/20): the 11th
+identical `echo` carries the policy's warning once, the 21st and later are answered by the proxy
+with `isError: true` and the policy's text; everything else (discovery and its -32601 fallback,
+tools/list and its list_changed notifications, progress, cancellation, server-initiated sampling
+and elicitation, ping) works through it. Over stdio, two wire taps (tap.py) around the proxy
+check that every message except the guarded ones crosses it byte for byte. Exit 0 = all held.
+"""
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import mcp.types as types
+from mcp import Client, StdioServerParameters
+
+TRANSPORT, LOOPGUARD, NODE, EVERYTHING, WORK = sys.argv[1:6]
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The policy's texts for this tool and these counts (docs/spec/tool-loop.md; literal on purpose).
+WARNING = ("WARNING: You have called echo 10 times with identical arguments. If this is not making "
+           "progress, stop retrying and report the task as failed.")
+BLOCK = ("CRITICAL: Called echo with identical arguments and identical outcomes {n} times. Session "
+         "execution blocked to prevent runaway loops.")
+seen = {"sampling": 0, "elicitation": 0, "progress": []}
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+async def sampling(ctx, params: types.CreateMessageRequestParams):
+    seen["sampling"] += 1
+    return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="sampled-by-client"),
+                                     model="fake-llm", stop_reason="endTurn")
+
+
+async def elicitation(ctx, params):
+    seen["elicitation"] += 1
+    return types.ElicitResult(action="decline")
+
+
+def texts(result):
+    return [c.text for c in result.content if c.type == "text"]
+
+
+async def scenario(target):
+    async with Client(target, sampling_callback=sampling, elicitation_callback=elicitation) as c:
+        names = [t.name for t in (await c.list_tools()).tools]
+        check("echo" in names, f"tools/list through the proxy ({len(names)} tools)")
+        for i in range(1, 23):
+            r = await c.call_tool("echo", {"message": "gh run view 42"})
+            if i <= 10 or 12 <= i <= 20:
+                check(not r.is_error and texts(r) == ["Echo: gh run view 42"], f"echo #{i} passes untouched")
+            elif i == 11:
+                check(not r.is_error and texts(r) == ["Echo: gh run view 42", WARNING],
+                      f"echo #11 carries the policy's warning once: {texts(r)}")
+            else:
+                check(r.is_error and texts(r) == [BLOCK.format(n=20)], f"echo #{i} blocked with the policy's text: {texts(r)}")
+        r = await c.call_tool("echo", {"message": "something else"})
+        check(not r.is_error and texts(r) == ["Echo: something else"], "echo with other arguments passes")
+
+        async def on_progress(progress, total, message):
+            seen["progress"].append(progress)
+        r = await c.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3}, progress_callback=on_progress)
+        check(not r.is_error and seen["progress"] == [1, 2, 3], f"progress notifications reach the client: {seen['progress']}")
+        with anyio.move_on_after(0.3):
+            await c.call_tool("trigger-long-running-operation", {"duration": 3, "steps": 3})
+        names = [t.name for t in (await c.list_tools()).tools]
+        r = await c.call_tool("trigger-sampling-request", {"prompt": "hi", "maxTokens": 10})
+        check(seen["sampling"] == 1 and "sampled-by-client" in texts(r)[0],
+              "a server-initiated sampling/createMessage is answered by the client through the proxy")
+        if "trigger-elicitation-request" in names:
+            await c.call_tool("trigger-elicitation-request", {})
+            check(seen["elicitation"] == 1, "a server-initiated elicitation/create is answered through the proxy")
+        await c.session.send_ping()
+        check(True, "ping")
+
+
+def tapped(log):
+    """The messages one tap saw: (direction, bytes) in order."""
+    with open(log, encoding="utf-8") as f:
+        return [(m["dir"], base64.b64decode(m["b64"])) for m in map(json.loads, f)]
+
+
+def compare_taps(client_log, server_log):
+    """Client side: `in` = client→proxy, `out` = proxy→client. Server side: `in` = proxy→server,
+    `out` = server→proxy. Every message crosses untouched except blocked calls (answered by
+    the proxy) and the one response that carries the warning."""
+    client, server = tapped(client_log), tapped(server_log)
+    c_in = [b for d, b in client if d == "in"]
+    s_in = [b for d, b in server if d == "in"]
+    c_out = [b for d, b in client if d == "out"]
+    s_out = [b for d, b in server if d == "out"]
+    blocked_ids = []
+    for b in c_out:
+        msg = json.loads(b)
+        if msg.get("result", {}).get("isError") and BLOCK.split("{")[0] in json.dumps(msg):
+            blocked_ids.append(msg["id"])
+    expect_in = [b for b in c_in if json.loads(b).get("id") not in blocked_ids or "method" not in json.loads(b)]
+    check(len(blocked_ids) == 2, f"the proxy answered 2 calls itself (ids {blocked_ids})")
+    check(s_in == expect_in, f"client -> server: {len(s_in)} messages byte-identical, only the blocked calls held back")
+    warned = [b for b in c_out if WARNING.encode() in b]
+    check(len(warned) == 1, "one response carries the warning")
+    expect_out = [b for b in c_out if b not in warned and json.loads(b).get("id") not in blocked_ids]
+    differ = [b for b in s_out if b not in expect_out]
+    check(len(s_out) == len(expect_out) + 1 and len(differ) == 1 and b'"Echo: gh run view 42"' in differ[0],
+          f"server -> client: {len(s_out)} messages byte-identical except the warned result")
+    check(all(b in s_out for b in expect_out), "nothing reaches the client that the server did not send")
+    methods = {json.loads(b).get("method") for b in s_out} | {json.loads(b).get("method") for b in s_in}
+    for m in ["server/discover", "initialize", "notifications/initialized", "notifications/tools/list_changed",
+              "notifications/progress", "notifications/cancelled", "sampling/createMessage", "ping"]:
+        check(m in methods, f"{m} crossed the proxy")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, what):
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"{what} did not listen on {port}")
+
+
+def main():
+    if TRANSPORT == "stdio":
+        client_log, server_log = os.path.join(WORK, "tap-client.jsonl"), os.path.join(WORK, "tap-server.jsonl")
+        for log in (client_log, server_log):
+            open(log, "w").close()
+        tap = [sys.executable, os.path.join(HERE, "tap.py")]
+        target = StdioServerParameters(command=tap[0], args=[
+            *tap[1:], client_log, "--", LOOPGUARD, "mcp", "--",
+            *tap, server_log, "--", NODE, EVERYTHING, "stdio"])
+        anyio.run(scenario, target)
+        compare_taps(client_log, server_log)
+    else:
+        up, mine = free_port(), free_port()
+        env = dict(os.environ, PORT=str(up))
+        server_log = open(os.path.join(WORK, "everything.log"), "w")
+        server = subprocess.Popen([NODE, EVERYTHING, "streamableHttp"], env=env, stdout=server_log, stderr=server_log)
+        proxy = subprocess.Popen([LOOPGUARD, "mcp", "--listen", f"127.0.0.1:{mine}", "--upstream", f"http://127.0.0.1:{up}/mcp"],
+                                 stderr=open(os.path.join(WORK, "proxy.log"), "w"))
+        try:
+            wait_port(up, server, "server-everything")
+            wait_port(mine, proxy, "loopguard mcp")
+            anyio.run(scenario, f"http://127.0.0.1:{mine}/mcp")
+            check(proxy.poll() is None, "the proxy is still running")
+        finally:
+            for p in (proxy, server):
+                p.terminate()
+                p.wait(10)
+    print(f"mcp {TRANSPORT}: {'FAILED ' + str(len(failures)) if failures else 'all passed'}")
+    sys.exit(1 if failures else 0)
+
+
+main()
