@@ -32,8 +32,8 @@ pub mod bindings {
 use bindings::exports::loopguard::policy::guard::{Gateway, Guest as GuardGuest, GuestGateway};
 use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, ErrorKind as WitKind, GroupReply, GroupRound,
-    GroupStart, GroupStep, GroupThread, OutcomeVerdict, PolicyError, Stats as WitStats, StopReason, Suppression,
-    ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    GroupStart, GroupStep, GroupThread, KeyedDecision, OutcomeVerdict, PolicyError, Stats as WitStats, StopReason,
+    Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
 };
 use bindings::Guest;
 
@@ -76,6 +76,17 @@ pub trait Core: Sized + 'static {
     }
     fn import_state(&mut self, snapshot: &[u8]) -> Result<(), CoreError> {
         CoreGateway::import_state(self.gateway(), snapshot)
+    }
+    fn state_key(&mut self, event: &str) -> Result<String, CoreError> {
+        CoreGateway::state_key(self.gateway(), event)
+    }
+    fn decide_keyed(
+        &mut self,
+        event: &str,
+        line: u32,
+        state: Option<&[u8]>,
+    ) -> Result<(String, Option<Vec<u8>>), CoreError> {
+        CoreGateway::decide_keyed(self.gateway(), event, line, state)
     }
 }
 
@@ -234,6 +245,15 @@ impl<C: Core> GuestGateway for Resource<C> {
 
     fn import_state(&self, snapshot: Vec<u8>) -> Result<(), PolicyError> {
         Ok(self.0.borrow_mut().import_state(&snapshot)?)
+    }
+
+    fn state_key(&self, event: String) -> Result<String, PolicyError> {
+        Ok(self.0.borrow_mut().state_key(&event)?)
+    }
+
+    fn decide_keyed(&self, event: String, line: u32, state: Option<Vec<u8>>) -> Result<KeyedDecision, PolicyError> {
+        let (decision, state) = self.0.borrow_mut().decide_keyed(&event, line, state.as_deref())?;
+        Ok(KeyedDecision { decision, state })
     }
 
     fn stats(&self) -> WitStats {

@@ -45,6 +45,7 @@
 //! | time as a value: the `now` deciding functions take | [`time`] |
 //! | inputs: typed-call text, trace lines | [`input`], [`trace`] |
 //! | the batch path and replay | [`replay`] |
+//! | deciding on one key's state kept in a store (several replicas) | [`keyed`] |
 //! | snapshots for hot swaps | [`snapshot`] |
 //! | errors | [`error`] |
 //! | the WIT boundary (wasm32 only) | `component` |
@@ -60,6 +61,7 @@ pub mod gateway;
 pub mod group;
 pub mod input;
 pub mod js;
+pub mod keyed;
 pub mod json;
 pub mod replay;
 pub mod snapshot;
@@ -75,4 +77,4 @@ pub mod component;
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this policy implements.
-pub const INTERFACE_VERSION: &str = "1.0.0";
+pub const INTERFACE_VERSION: &str = "1.1.0";

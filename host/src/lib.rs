@@ -44,11 +44,12 @@ mod error;
 mod gateway;
 mod limits;
 mod policy;
+pub mod store;
 mod swap;
 
 pub use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupRound, GroupStart, GroupStep,
-    GroupThread, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    GroupThread, KeyedDecision, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use gateway::Gateway;

@@ -6,6 +6,7 @@ pub mod mcp;
 pub mod parallel;
 pub mod replay;
 pub mod run;
+pub mod store;
 pub mod transcripts;
 
 use std::num::NonZeroU64;
@@ -128,6 +129,8 @@ pub struct Replay {
     pub shadow: Option<PathBuf>,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub store: store::StoreArgs,
     /// The trace (JSON Lines), or `-` for stdin. Tool events are sharded by session over --jobs
     /// workers; bot and group events stay on one. A trace on stdin, --swap-at and --shadow run on
     /// one worker.

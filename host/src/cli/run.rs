@@ -104,6 +104,9 @@ fn replay_command(r: super::Replay) -> anyhow::Result<()> {
     let config_text =
         std::fs::read_to_string(&config).with_context(|| format!("cannot read config {}", config.display()))?;
     let policy = load(r.policy.policy.clone(), &options)?;
+    if let Some(url) = &r.store.store {
+        return super::store::replay(&r.store, url, &policy, (&config_text, &config), &trace);
+    }
     let gateway = SwappableGateway::new(policy.clone(), &config_text, supervision).map_err(|e| in_file(e, &config))?;
     let stdin = trace == "-";
     let input: Box<dyn Read> = if stdin {

@@ -11,8 +11,8 @@ use crate::bindings::exports::loopguard::policy::guard::GuestGateway as Guest;
 use crate::bindings::HostState;
 
 use crate::bindings::loopguard::policy::types::{
-    BotMessage, BotVerdict, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, OutcomeVerdict, Stats,
-    ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotVerdict, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, KeyedDecision,
+    OutcomeVerdict, Stats, ToolCall, ToolOutcome, ToolVerdict,
 };
 use crate::error::{Error, Result};
 use crate::policy::{Instance, Policy};
@@ -137,6 +137,20 @@ impl Gateway {
     /// Counters for metrics (sessions, bot pairs, group threads, guest memory).
     pub fn stats(&mut self) -> Result<Stats> {
         self.typed("stats", |s, g, h| g.call_stats(s, h))
+    }
+
+    /// The key of the state `event` (one trace line) decides on (interface 1.1): what a
+    /// [`crate::store::StateStore`] keeps one blob under.
+    pub fn state_key(&mut self, event: &str) -> Result<String> {
+        self.batch("state-key", event.len(), |s, g, h| g.call_state_key(s, h, event))?.map_err(Error::policy)
+    }
+
+    /// Decides `event` (one trace line, numbered `line`) on one key's `state` and returns the
+    /// decision line and the key's new state (interface 1.1); the gateway's own state is untouched.
+    pub fn decide_keyed(&mut self, event: &str, line: u32, state: Option<&[u8]>) -> Result<KeyedDecision> {
+        let bytes = event.len() + state.map_or(0, <[u8]>::len);
+        self.batch("decide-keyed", bytes, |s, g, h| g.call_decide_keyed(s, h, event, line, state))?
+            .map_err(Error::policy)
     }
 }
 

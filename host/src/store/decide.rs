@@ -1,0 +1,279 @@
+//! One decision on a stored key: read, let the policy decide, compare-and-set, retry on conflict;
+//! and what a replica does when the store fails.
+//!
+//! | step | call |
+//! |---|---|
+//! | which key | [`Gateway::state_key`] |
+//! | read | [`StateStore::get`] |
+//! | decide | [`Gateway::decide_keyed`] on the blob read |
+//! | write back | [`StateStore::cas`] at the version read; on a conflict, decide again on the value it returned |
+//!
+//! Failure (the store down, slow, full, or a blob this policy cannot read): with
+//! [`StoreFailure::Open`] (the default, as Envoy's and Kong's rate limiters) the decision is made
+//! on this replica's local state ([`MemoryStore`]), the same path; with [`StoreFailure::Closed`]
+//! it is refused ([`Via::Refused`]) and the gateway drops the event. A failure starts an episode:
+//! logged once on stderr, the store is left alone for [`StoreOptions::retry_after`], then tried
+//! again; when it answers the episode ends (logged once) and the local state is dropped, the
+//! store's being the truth. While an episode lasts, each replica's budget is its own again (at
+//! most N times the budget for N replicas). Every decision is made exactly once, whatever fails.
+
+use std::time::{Duration, Instant};
+
+use super::{Cas, MemoryStore, StateStore, StoreError, StoreErrorKind, Versioned};
+use crate::error::{Error, ErrorKind, Result};
+use crate::gateway::Gateway;
+
+/// What to do when the store fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreFailure {
+    /// Decide on this replica's local state (the default).
+    #[default]
+    Open,
+    /// Make no decision ([`Via::Refused`]): the gateway drops the event.
+    Closed,
+}
+
+/// How a [`StoredGateway`] uses its store.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreOptions {
+    /// Time to live of every write: longer than the longest window plus cooldown of the config
+    /// (the burst budget's 10 minutes plus its cooldown, by default). Default 1 hour.
+    pub ttl: Duration,
+    /// How long one decision may wait for the store (each command's timeout, and the time after
+    /// which conflicts stop being retried). Default 20 ms.
+    pub deadline: Duration,
+    /// Open (local state) or closed when the store fails.
+    pub failure: StoreFailure,
+    /// After a failure, decisions stay local this long before the store is tried again.
+    /// Default 250 ms.
+    pub retry_after: Duration,
+    /// Conflicts retried per decision before it counts as a store failure. Default 32.
+    pub max_retries: u32,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            ttl: Duration::from_secs(3600),
+            deadline: Duration::from_millis(20),
+            failure: StoreFailure::Open,
+            retry_after: Duration::from_millis(250),
+            max_retries: 32,
+        }
+    }
+}
+
+/// Where a decision was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// On the shared store's state, committed at [`Decided::version`].
+    Store,
+    /// On this replica's local state (the store failed; fail-open).
+    Local,
+    /// Not made: the store failed and the gateway fails closed.
+    Refused,
+}
+
+/// One decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// The state key it was made on.
+    pub key: String,
+    /// The decision line (as `apply-events` writes it); `None` when [`Via::Refused`].
+    pub decision: Option<String>,
+    /// The key's version after the write (the commit order of the key's decisions).
+    pub version: u64,
+    /// Where it was made.
+    pub via: Via,
+    /// Compare-and-set conflicts it retried.
+    pub retries: u32,
+}
+
+/// Counters for health checks and metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Decisions made on the store's state.
+    pub on_store: u64,
+    /// Decisions made on local state because the store failed.
+    pub on_local: u64,
+    /// Decisions refused because the store failed (fail-closed).
+    pub refused: u64,
+    /// Compare-and-set conflicts retried.
+    pub cas_retries: u64,
+    /// Store failures (errors, timeouts, retries exhausted).
+    pub store_errors: u64,
+    /// Blobs this policy could not read.
+    pub unreadable: u64,
+    /// Failure episodes begun.
+    pub episodes: u64,
+    /// True while an episode lasts.
+    pub degraded: bool,
+    /// Keys in the local fallback state.
+    pub local_keys: u64,
+}
+
+/// An episode of store failure.
+#[derive(Debug)]
+struct Episode {
+    since: Instant,
+    next_try: Instant,
+    local_decisions: u64,
+}
+
+/// A gateway whose state lives in a [`StateStore`].
+pub struct StoredGateway {
+    gateway: Gateway,
+    store: Box<dyn StateStore>,
+    local: MemoryStore,
+    options: StoreOptions,
+    stats: StoreStats,
+    episode: Option<Episode>,
+}
+
+/// Why a decision did not go through the store.
+enum Miss {
+    Store(StoreError),
+    Policy(Error),
+}
+
+impl From<StoreError> for Miss {
+    fn from(e: StoreError) -> Self {
+        Miss::Store(e)
+    }
+}
+
+impl StoredGateway {
+    /// A gateway deciding on `store`'s state.
+    pub fn new(gateway: Gateway, store: Box<dyn StateStore>, options: StoreOptions) -> Self {
+        Self { gateway, store, local: MemoryStore::default(), options, stats: StoreStats::default(), episode: None }
+    }
+
+    /// The gateway inside (for `stats`, versions).
+    pub fn gateway(&mut self) -> &mut Gateway {
+        &mut self.gateway
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> StoreStats {
+        StoreStats { degraded: self.episode.is_some(), local_keys: self.local.len() as u64, ..self.stats }
+    }
+
+    /// Decides `event` (one trace line, numbered `line` in the decision). Fails only as the policy
+    /// does (a malformed event, a broken instance), never because of the store.
+    pub fn decide(&mut self, event: &str, line: u32) -> Result<Decided> {
+        let key = self.gateway.state_key(event)?;
+        let now = Instant::now();
+        if self.episode.as_ref().is_some_and(|e| now < e.next_try) {
+            return self.fallback(key, event, line);
+        }
+        match self.on_store(&key, event, line, now) {
+            Ok(d) => {
+                self.recovered();
+                self.stats.on_store += 1;
+                Ok(d)
+            }
+            Err(Miss::Policy(e)) => Err(e),
+            Err(Miss::Store(e)) if e.kind == StoreErrorKind::Unreadable => {
+                self.stats.unreadable += 1;
+                eprintln!("loopguard: {} key {key}: {e}; this decision is made on local state", self.store.describe());
+                self.fallback(key, event, line)
+            }
+            Err(Miss::Store(e)) => {
+                self.failed(&e, now);
+                self.fallback(key, event, line)
+            }
+        }
+    }
+
+    fn on_store(&mut self, key: &str, event: &str, line: u32, start: Instant) -> std::result::Result<Decided, Miss> {
+        let mut current = self.store.get(key)?;
+        let mut retries = 0;
+        loop {
+            let state = decide_on(&mut self.gateway, event, line, &current)?;
+            match self.store.cas(key, current.version, &state.1, self.options.ttl)? {
+                Cas::Written(version) => {
+                    let decision = Some(state.0);
+                    return Ok(Decided { key: key.to_string(), decision, version, via: Via::Store, retries });
+                }
+                Cas::Conflict(fresh) => {
+                    retries += 1;
+                    self.stats.cas_retries += 1;
+                    if retries > self.options.max_retries || start.elapsed() > self.options.deadline {
+                        let why = format!("{retries} conflicting writes in {:?}", start.elapsed());
+                        return Err(Miss::Store(StoreError::new(StoreErrorKind::Timeout, why)));
+                    }
+                    current = fresh;
+                }
+            }
+        }
+    }
+
+    /// The decision on local state (or none, failing closed).
+    fn fallback(&mut self, key: String, event: &str, line: u32) -> Result<Decided> {
+        if let Some(e) = self.episode.as_mut() {
+            e.local_decisions += 1;
+        }
+        if self.options.failure == StoreFailure::Closed {
+            self.stats.refused += 1;
+            return Ok(Decided { key, decision: None, version: 0, via: Via::Refused, retries: 0 });
+        }
+        let current = self.local.get(&key).unwrap_or_default();
+        let (decision, blob) = match decide_on(&mut self.gateway, event, line, &current) {
+            Ok(d) => d,
+            Err(Miss::Policy(e)) => return Err(e),
+            Err(Miss::Store(e)) => return Err(Error::invalid(ErrorKind::Snapshot, key, e.reason)),
+        };
+        let version = match self.local.cas(&key, current.version, &blob, self.options.ttl) {
+            Ok(Cas::Written(v)) => v,
+            _ => current.version,
+        };
+        self.stats.on_local += 1;
+        Ok(Decided { key, decision: Some(decision), version, via: Via::Local, retries: 0 })
+    }
+
+    fn failed(&mut self, e: &StoreError, now: Instant) {
+        self.stats.store_errors += 1;
+        let next_try = now + self.options.retry_after;
+        match self.episode.as_mut() {
+            Some(episode) => episode.next_try = next_try,
+            None => {
+                self.stats.episodes += 1;
+                let mode = match self.options.failure {
+                    StoreFailure::Open => "deciding on local state",
+                    StoreFailure::Closed => "refusing decisions (fail closed)",
+                };
+                eprintln!("loopguard: {} failed ({e}); {mode} until it answers", self.store.describe());
+                self.episode = Some(Episode { since: now, next_try, local_decisions: 0 });
+            }
+        }
+    }
+
+    fn recovered(&mut self) {
+        if let Some(e) = self.episode.take() {
+            eprintln!(
+                "loopguard: {} answers again after {:.1} s; {} decisions were made without it",
+                self.store.describe(),
+                e.since.elapsed().as_secs_f64(),
+                e.local_decisions
+            );
+            self.local.clear();
+        }
+    }
+}
+
+/// The policy's decision on `current` and the blob to write (empty: nothing to keep).
+fn decide_on(
+    gateway: &mut Gateway,
+    event: &str,
+    line: u32,
+    current: &Versioned,
+) -> std::result::Result<(String, Vec<u8>), Miss> {
+    let state = (!current.blob.is_empty()).then_some(current.blob.as_slice());
+    match gateway.decide_keyed(event, line, state) {
+        Ok(d) => Ok((d.decision, d.state.unwrap_or_default())),
+        Err(Error::Policy { kind: ErrorKind::Snapshot, reason, .. }) => {
+            Err(Miss::Store(StoreError::new(StoreErrorKind::Unreadable, reason)))
+        }
+        Err(e) => Err(Miss::Policy(e)),
+    }
+}
