@@ -127,8 +127,9 @@ impl Error {
                 "the file ends in the middle of a line (an interrupted write); the lines before it were read"
             }
             ErrorKind::UnknownSource => {
-                "pass an OpenClaw state directory, an agent .sqlite file, a pi-format .jsonl transcript \
-                 or a trajectory export directory (with session-branch.json)"
+                "pass an OpenClaw state directory, an agent .sqlite file, a pi-format .jsonl transcript, \
+                 a trajectory export directory (with session-branch.json), or a Claude Code, Codex or \
+                 Gemini CLI transcript (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)"
             }
         }
     }

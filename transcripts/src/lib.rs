@@ -23,7 +23,9 @@
 //! ```
 //!
 //! `PATH` is a state directory (`~/.openclaw`), an agent's `.sqlite`, a JSONL transcript or a
-//! directory of them, or a trajectory export. `--set KEY=VALUE` (repeatable) and `--compare FILE`
+//! directory of them, or a trajectory export; or a coding CLI's history: Claude Code sessions
+//! (`~/.claude/projects`), Codex rollouts (`~/.codex/sessions`), Gemini CLI chats
+//! (`~/.gemini/tmp`), read as their hooks saw the calls ([`cli_tool_result`]). `--set KEY=VALUE` (repeatable) and `--compare FILE`
 //! replay a second time under the changed config and list the sessions whose verdicts change.
 //!
 //! ## The library
@@ -88,7 +90,7 @@ mod whatif;
 
 pub use error::{Error, ErrorKind, Location};
 pub use event::{Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
-pub use mapping::SessionStats;
+pub use mapping::{cli_tool_result, SessionStats};
 pub use overrides::{apply_overrides, OverrideError};
 pub use progress::{progress_fn, NoProgress, Progress, ProgressFn, TerminalProgress};
 pub use read::{discover, Discovery, ImportOptions, Importer, SessionRead, SessionTrace, Skipped, Traces};

@@ -21,10 +21,17 @@ pub enum SourceFormat {
     /// zstd or plain); `file` is the store. OpenClaw publishes the same bytes as
     /// `sessions/<id>.jsonl.{deleted,reset}.<ts>.<generation>.zst`.
     StoreArchive,
+    /// A Claude Code session (`~/.claude/projects/<project>/<sessionId>.jsonl`).
+    ClaudeCode,
+    /// A Codex rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    Codex,
+    /// A Gemini CLI chat (`~/.gemini/tmp/<project>/chats/session-*.jsonl`).
+    GeminiCli,
 }
 
 impl SourceFormat {
-    /// A short name for reports: `sqlite`, `jsonl`, `trajectory`, `cold` or `archive`.
+    /// A short name for reports: `sqlite`, `jsonl`, `trajectory`, `cold`, `archive`,
+    /// `claude-code`, `codex` or `gemini`.
     pub fn name(&self) -> &'static str {
         match self {
             SourceFormat::AgentStore => "sqlite",
@@ -32,6 +39,9 @@ impl SourceFormat {
             SourceFormat::Trajectory => "trajectory",
             SourceFormat::ColdArchive => "cold",
             SourceFormat::StoreArchive => "archive",
+            SourceFormat::ClaudeCode => "claude-code",
+            SourceFormat::Codex => "codex",
+            SourceFormat::GeminiCli => "gemini",
         }
     }
 }
@@ -51,7 +61,8 @@ pub enum KeySource {
     TranscriptArchives,
     /// The trajectory export's `manifest.json` (`sessionKey`).
     Manifest,
-    /// Nothing mapped the session id to a key: the key is the session id itself.
+    /// Nothing mapped the session id to a key: the key is the session id itself (for the coding
+    /// CLIs, the CLI's own session id, which their hooks get as `session_id`).
     SessionId,
 }
 

@@ -10,6 +10,7 @@
 //! checks a whole assistant turn before any tool runs. A result is paired with the oldest
 //! unanswered call of the same id (`createToolCallOccurrenceQueue`).
 
+mod agent_cli;
 mod outcome;
 
 use std::collections::{HashMap, VecDeque};
@@ -24,6 +25,8 @@ use crate::session::SessionInfo;
 use crate::timestamp::parse_iso_ms;
 use loopguard_policy::config::profile::releases::normalize_tool_name;
 
+pub use agent_cli::cli_tool_result;
+pub(crate) use agent_cli::{CliMapper, CliOutcome};
 use outcome::classify;
 
 /// Counts for one session.

@@ -1,6 +1,7 @@
 //! Finding sessions under the paths an operator passes.
 //!
-//! Accepted: an OpenClaw state directory (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
+//! Accepted: the coding CLIs' transcripts (a Claude Code session, a Codex rollout, a Gemini CLI
+//! chat, or a directory holding them such as `~/.claude/projects`), an OpenClaw state directory (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
 //! plus legacy `<state>/agents/<agentId>/sessions/*.jsonl`), one agent `.sqlite` file, one pi
 //! JSONL transcript, a trajectory export directory (or its `session-branch.json`), or any
 //! directory holding these (searched a few levels deep). The same session found twice (an agent
@@ -192,6 +193,9 @@ impl Found {
         if !self.first_time(path) {
             return;
         }
+        if let Some(session) = super::cli::identify(path) {
+            return self.sessions.push(session);
+        }
         let header = match probe(path) {
             Ok(h) => h,
             // Unreadable: say so. A first line that is not JSON: read it anyway when asked to
@@ -255,7 +259,7 @@ impl Found {
             SourceFormat::AgentStore => 0,
             SourceFormat::ColdArchive | SourceFormat::StoreArchive => 1,
             SourceFormat::Trajectory => 2,
-            SourceFormat::Jsonl => 3,
+            SourceFormat::Jsonl | SourceFormat::ClaudeCode | SourceFormat::Codex | SourceFormat::GeminiCli => 3,
         };
         let mut best: HashMap<(Option<String>, String), (usize, usize)> = HashMap::new();
         for (i, s) in self.sessions.iter().enumerate() {

@@ -14,9 +14,15 @@
 //! - [`jsonl`]: pi JSONL transcripts, and any stream of their lines (cold and store archives);
 //! - [`trajectory`]: trajectory export directories;
 //! - [`tree`]: which records are on a session's active branch (for `sqlite` and `jsonl`);
-//! - [`lines`]: bounded line reading, shared by `jsonl` and `trajectory`.
+//! - [`lines`]: bounded line reading, shared by `jsonl` and `trajectory`;
+//! - [`claude`], [`codex`], [`gemini`]: the coding CLIs' transcripts (Claude Code sessions,
+//!   Codex rollouts, Gemini CLI chats), with what they share in [`cli`].
 
+mod claude;
+mod cli;
+mod codex;
 mod discover;
+mod gemini;
 mod jsonl;
 mod lines;
 mod session_read;
@@ -100,6 +106,9 @@ impl Importer {
                 Err(e) => out.push(e.in_session(&info.session_id)),
             },
             SourceFormat::Trajectory => trajectory::read_session(info, sink, &mut out),
+            SourceFormat::ClaudeCode => claude::read_session(info, sink, &mut out),
+            SourceFormat::Codex => codex::read_session(info, sink, &mut out),
+            SourceFormat::GeminiCli => gemini::read_session(info, sink, &mut out),
         }
         out.finish()
     }
