@@ -2,6 +2,7 @@
 //! `loopguard: …` messages. Nothing here decides anything about the policy: `run.rs` calls the
 //! library with what was parsed.
 
+pub mod hook;
 pub mod mcp;
 pub mod parallel;
 pub mod replay;
@@ -65,6 +66,10 @@ pub enum Command {
         after_help = AFTER
     )]
     Transcripts(Transcripts),
+    /// Serve one hook event of Claude Code, Codex or Gemini CLI: the event on stdin, the answer
+    /// on stdout (see docs/AGENT-CLIS.md).
+    #[command(override_usage = "loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]")]
+    Hook(hook::HookArgs),
     /// Run an MCP server behind the loop guard: stdio (`-- <server command…>`) or streamable
     /// HTTP (`--listen ADDR --upstream URL`); every message passes untouched except a blocked
     /// `tools/call` (see docs/PROXIES.md).

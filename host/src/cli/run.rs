@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Replay(r) => replay_command(r)?,
         Command::Transcripts(t) => return transcripts_command(t),
+        Command::Hook(h) => super::hook::run(h)?,
         // The proxy exits with its stdio server's exit code.
         Command::Mcp(m) => match super::mcp::run(m)? {
             0 => {}

@@ -1,0 +1,275 @@
+//! `loopguard hook <claude-code|codex|gemini>`: the guard inside the coding agents' CLIs.
+//!
+//! Why a process per event: Claude Code, Codex and Gemini CLI call a hook as a command with one
+//! JSON event on stdin and read one JSON answer from stdout. This module reads the event in the
+//! CLI's protocol (`claude.rs`, `codex.rs`, `gemini.rs`), maps it onto the policy's calls on the
+//! session's saved state (`guard.rs`, `state.rs`), and answers in the same protocol. No file here
+//! decides anything about loops: the verdicts are the policy's.
+//!
+//! Failures (bad stdin, an unreadable state file, a policy that cannot load or breaks, an
+//! invalid config) answer in the fail mode (`--fail-closed` or `LOOPGUARD_FAIL_MODE=closed`
+//! denies the tool call; open, the default, lets it run) with one line on stderr, and the whole
+//! hook answers within `--timeout-ms` even if the state folder's lock is held or the policy hangs.
+
+mod claude;
+mod codex;
+mod event;
+mod gemini;
+mod guard;
+mod state;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use loopguard_host::{LoadOptions, Policy};
+use serde_json::Value;
+
+use event::{Answer, Event, Hook, Point, Reply};
+use state::{Bounds, StateDir};
+
+/// The CLIs whose hook protocol `loopguard hook` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    /// Claude Code (2.1.332): `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `PostCompact`, `SessionEnd`.
+    ClaudeCode,
+    /// Codex CLI (0.171.0): the same events; a session cannot be ended from a hook.
+    Codex,
+    /// Gemini CLI (0.61.0): `BeforeTool`, `AfterTool`, `SessionEnd`.
+    Gemini,
+}
+
+/// `loopguard hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// Which CLI calls the hook.
+    #[arg(value_enum)]
+    pub host: Host,
+    /// Where session state is kept (default: $LOOPGUARD_STATE_DIR, else Claude Code's
+    /// $CLAUDE_PLUGIN_DATA, else ~/.claude/loopguard, $CODEX_HOME/loopguard or ~/.gemini/loopguard).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The config document (default: $LOOPGUARD_CONFIG, else config.json5 or config.json in the
+    /// state folder, else `{}`); tool-loop detection is on unless it says `enabled: false`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Policy component to use instead of the embedded one (default: $LOOPGUARD_POLICY).
+    #[arg(long, value_name = "FILE.wasm")]
+    pub policy: Option<PathBuf>,
+    /// When the hook fails, deny the tool call instead of letting it run (also
+    /// LOOPGUARD_FAIL_MODE=closed).
+    #[arg(long)]
+    pub fail_closed: bool,
+    /// The longest the hook may take before it answers in the fail mode (default 2000, or
+    /// $LOOPGUARD_HOOK_TIMEOUT_MS).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_ms: Option<u64>,
+    /// Session files kept at most (least recently used go first).
+    #[arg(long, value_name = "N", default_value_t = Bounds::default().max_sessions)]
+    pub max_sessions: usize,
+    /// Bytes of session files kept at most.
+    #[arg(long, value_name = "BYTES", default_value_t = Bounds::default().max_bytes)]
+    pub max_state_bytes: u64,
+    /// A session unused this many hours is forgotten.
+    #[arg(long, value_name = "HOURS", default_value_t = 24 * 7)]
+    pub expire_hours: u64,
+}
+
+/// What the worker thread tells the waiting main thread.
+enum Progress {
+    /// The event was read: a failure from now on is answered at this point.
+    Read(Point, String),
+    /// The answer.
+    Done(Answer),
+}
+
+/// Runs one hook call: answers on stdout and exits with the answer's code.
+pub fn run(args: HookArgs) -> anyhow::Result<()> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let closed = args.fail_closed || env("LOOPGUARD_FAIL_MODE").is_some_and(|v| v == "closed");
+    let timeout = args
+        .timeout_ms
+        .or_else(|| env("LOOPGUARD_HOOK_TIMEOUT_MS").and_then(|v| v.to_str()?.parse().ok()))
+        .unwrap_or(2000);
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(timeout);
+    let host = args.host;
+    let (tx, rx) = mpsc::channel();
+    // The work runs on its own thread so that this one can answer at the deadline whatever the
+    // work is waiting for (stdin, the lock, the policy).
+    std::thread::spawn(move || {
+        let answer = work(&args, closed, &tx);
+        let _ = tx.send(Progress::Done(answer));
+    });
+    let mut at = (Point::Other, String::new());
+    let answer = loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Progress::Read(point, name)) => at = (point, name),
+            Ok(Progress::Done(answer)) => break answer,
+            Err(_) => {
+                let reason = format!("loopguard hook: no answer within {timeout} ms (--timeout-ms)");
+                break render(host, at.0, &at.1, &Reply::Failed { reason, closed });
+            }
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    if let Some(json) = &answer.stdout {
+        writeln!(stdout, "{json}")?;
+    }
+    stdout.flush()?;
+    if let Some(line) = &answer.stderr {
+        eprintln!("{line}");
+    }
+    // Exit now: a worker still waiting (the deadline case) must not keep the CLI waiting.
+    std::process::exit(i32::from(answer.exit));
+}
+
+fn render(host: Host, point: Point, name: &str, reply: &Reply) -> Answer {
+    match (point, name, reply) {
+        // Nothing was read: exit 2 (each CLI blocks a pending tool call on it) or go on.
+        (_, "", Reply::Failed { reason, closed }) => Answer {
+            stdout: (!closed).then(|| Value::Object(Default::default())),
+            exit: if *closed { 2 } else { 0 },
+            stderr: Some(reason.clone()),
+        },
+        _ => match host {
+            Host::ClaudeCode => claude::render(point, name, reply),
+            Host::Codex => codex::render(point, name, reply),
+            Host::Gemini => gemini::render(point, name, reply),
+        },
+    }
+}
+
+fn work(args: &HookArgs, closed: bool, tx: &mpsc::Sender<Progress>) -> Answer {
+    let fail = |point, name: &str, reason: String| render(args.host, point, name, &Reply::Failed { reason, closed });
+    let mut text = String::new();
+    if let Err(e) = std::io::stdin().lock().read_to_string(&mut text) {
+        return fail(Point::Other, "", format!("loopguard hook: cannot read the event on stdin: {e}"));
+    }
+    let read = serde_json::from_str::<Value>(&text).map_err(|e| format!("the event on stdin is not JSON: {e}"));
+    let read = read.and_then(|input| {
+        let name = input.get("hook_event_name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let parsed = match args.host {
+            Host::ClaudeCode => claude::read(&input),
+            Host::Codex => codex::read(&input),
+            Host::Gemini => gemini::read(&input),
+        };
+        parsed.map(|(hook, point)| (hook, point, name))
+    });
+    let (hook, point, name) = match read {
+        Ok(read) => read,
+        Err(why) => return fail(Point::Other, "", format!("loopguard hook: {why}")),
+    };
+    let _ = tx.send(Progress::Read(point, name.clone()));
+    match handle(args, &hook) {
+        Ok(reply) => render(args.host, point, &name, &reply),
+        Err(why) => fail(point, &name, format!("loopguard hook: {why}")),
+    }
+}
+
+/// Loads what the event needs, applies it under the state folder's lock, saves.
+fn handle(args: &HookArgs, hook: &Hook) -> Result<Reply, String> {
+    if hook.event == Event::Ignore {
+        return Ok(Reply::Nothing);
+    }
+    let dir = state_dir(args)?;
+    let config = config(args, &dir)?;
+    let policy = load_policy(args)?;
+    let bounds = Bounds {
+        max_sessions: args.max_sessions.max(1),
+        max_bytes: args.max_state_bytes,
+        expire: Duration::from_secs(args.expire_hours.saturating_mul(3600)),
+    };
+    let states = StateDir::lock(&dir, bounds)?;
+    let mut session = states.load(&hook.session)?;
+    let reply = guard::apply(
+        hook,
+        &mut session,
+        &guard::Policies { policy: &policy, config: &config.1, config_name: &config.0 },
+    )?;
+    if hook.event == Event::Forget {
+        states.remove(&hook.session);
+    } else {
+        states.save(&hook.session, &session)?;
+    }
+    Ok(reply)
+}
+
+fn state_dir(args: &HookArgs) -> Result<PathBuf, String> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = args.state_dir.clone().or_else(|| env("LOOPGUARD_STATE_DIR")) {
+        return Ok(dir);
+    }
+    let home = env("HOME").ok_or("no state folder: set --state-dir or HOME")?;
+    Ok(match args.host {
+        Host::ClaudeCode => env("CLAUDE_PLUGIN_DATA").unwrap_or_else(|| home.join(".claude/loopguard")),
+        Host::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")).join("loopguard"),
+        Host::Gemini => home.join(".gemini/loopguard"),
+    })
+}
+
+/// The config document (its name for messages, its text), with tool-loop detection on unless
+/// the document switches it off: a user who installs the guard wants it to guard.
+fn config(args: &HookArgs, dir: &Path) -> Result<(String, String), String> {
+    let env = std::env::var_os("LOOPGUARD_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let found = args
+        .config
+        .clone()
+        .or(env)
+        .or_else(|| ["config.json5", "config.json"].iter().map(|name| dir.join(name)).find(|path| path.is_file()));
+    let (name, text) = match found {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+            (path.display().to_string(), text)
+        }
+        None => ("(built-in default)".to_string(), "{}".to_string()),
+    };
+    let json = loopguard_transcripts::apply_overrides(&text, &[] as &[&str])
+        .map_err(|e| format!("invalid config {name}: {e}"))?;
+    let mut doc: Value = serde_json::from_str(&json).map_err(|e| format!("invalid config {name}: {e}"))?;
+    if let Some(tools) = doc.as_object_mut().map(|d| d.entry("tools").or_insert_with(|| serde_json::json!({}))) {
+        if let Some(detection) =
+            tools.as_object_mut().map(|t| t.entry("loopDetection").or_insert_with(|| serde_json::json!({})))
+        {
+            if let Some(detection) = detection.as_object_mut() {
+                detection.entry("enabled").or_insert(Value::Bool(true));
+            }
+        }
+    }
+    Ok((name, doc.to_string()))
+}
+
+fn load_policy(args: &HookArgs) -> Result<Policy, String> {
+    // A cache that cannot be used only costs time.
+    let _ = loopguard_host::use_default_compile_cache();
+    let env = std::env::var_os("LOOPGUARD_POLICY").filter(|v| !v.is_empty()).map(PathBuf::from);
+    match args.policy.clone().or(env) {
+        Some(path) => Policy::from_file_with(&path, &LoadOptions::default())
+            .map_err(|e| format!("cannot load policy {}: {e}", path.display())),
+        None => Policy::embedded().map_err(|e| format!("cannot load the embedded policy: {e}")),
+    }
+}
+
+/// The `session_id` and `hook_event_name` every CLI sends.
+fn session_and_name(input: &Value) -> Result<(String, &str), String> {
+    let name = input.get("hook_event_name").and_then(Value::as_str).ok_or("the event has no hook_event_name")?;
+    let session = input.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty());
+    Ok((session.ok_or("the event has no session_id")?.to_string(), name))
+}
+
+/// A `SessionEnd`: `/clear` and logout end a session for good; any other end (the process
+/// exits) may be resumed, so the session's counts stay until they expire.
+fn end_event(input: &Value) -> Event {
+    match input.get("reason").and_then(Value::as_str) {
+        Some("clear" | "logout") => Event::Forget,
+        _ => Event::Ignore,
+    }
+}
+
+/// What the model reads when a failing hook denies a call (fail mode closed).
+fn fail_closed_text(reason: &str) -> String {
+    format!("{reason}; this tool call is blocked because loopguard's fail mode is closed.")
+}
