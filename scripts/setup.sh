@@ -49,3 +49,5 @@ say "wasm-tools: $(wasm-tools --version)"
 . "$ROOT/scripts/node22.sh"
 # shellcheck source=setup-openclaw.sh
 . "$ROOT/scripts/setup-openclaw.sh"
+# shellcheck source=setup-proxies.sh
+. "$ROOT/scripts/setup-proxies.sh"

@@ -69,6 +69,9 @@ stage "the OpenClaw oracle (tests/oracle/differential.mjs, short run, the CLI as
 stage "the examples' expected-openclaw-2026.9.jsonl are what the 2026.9.6 package decides (tests/oracle/examples.mjs --check)"
 "$NODE24_BIN/node" tests/oracle/examples.mjs --check
 
+stage "the proxies: loopguard mcp (MCP SDK, server-everything) and the LiteLLM guardrail (LiteLLM proxy, 2 workers) (tests/proxies/run.sh)"
+bash tests/proxies/run.sh
+
 stage "end to end in the real OpenClaw gateway (tests/e2e/run.sh)"
 bash tests/e2e/run.sh
 
