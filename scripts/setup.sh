@@ -49,5 +49,6 @@ say "wasm-tools: $(wasm-tools --version)"
 . "$ROOT/scripts/node22.sh"
 # shellcheck source=setup-openclaw.sh
 . "$ROOT/scripts/setup-openclaw.sh"
+bash "$ROOT/scripts/setup-redis.sh"
 # shellcheck source=setup-proxies.sh
 . "$ROOT/scripts/setup-proxies.sh"

@@ -72,6 +72,9 @@ stage "the examples' expected-openclaw-2026.9.jsonl are what the 2026.9.6 packag
 stage "the proxies: loopguard mcp (MCP SDK, server-everything) and the LiteLLM guardrail (LiteLLM proxy, 2 workers) (tests/proxies/run.sh)"
 bash tests/proxies/run.sh
 
+stage "three replicas sharing a real redis-server (tests/replicas/run.sh)"
+bash tests/replicas/run.sh
+
 stage "end to end in the real OpenClaw gateway (tests/e2e/run.sh)"
 bash tests/e2e/run.sh
 

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Three loopguard replicas sharing one real redis-server (issue 52): parity with one node's
+# replay in commit order, the negative control, store faults (SIGSTOP, kill + restart), fail
+# closed, unreadable values. Needs redis-server >= 7 (scripts/setup-redis.sh) and the CLI
+# (target/debug/loopguard, built here when missing). About 10 seconds.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+command -v redis-server >/dev/null || { echo "replicas: redis-server is missing; run scripts/setup-redis.sh" >&2; exit 1; }
+BIN="${LOOPGUARD_BIN:-$ROOT/target/debug/loopguard}"
+[ -x "$BIN" ] || cargo build -q -p loopguard-host --bin loopguard
+PY="$ROOT/.venv/bin/python"
+[ -x "$PY" ] || PY=python3
+"$PY" tests/replicas/storm.py --bin "$BIN" "$@"
