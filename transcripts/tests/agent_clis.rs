@@ -151,6 +151,14 @@ fn compactions_sit_between_the_calls_around_them() {
         assert!(trace.read.is_clean(), "{}: {:?}", cli.dir, trace.read.errors);
         assert_eq!(shape(&trace), want, "{}", cli.dir);
         assert_eq!(trace.read.stats.compactions, 1, "{}", cli.dir);
+        // docs/spec/tool-loop.md §6: the compaction arms a window of 3; the 3rd identical outcome
+        // after it (call 6) aborts.
+        let decisions: Vec<String> = replay(&trace.trace_text()).iter().map(Value::to_string).collect();
+        let mut report = ReportBuilder::new();
+        report.add_trace(&trace, &decisions).unwrap();
+        let row = report.finish().rows.remove(0);
+        let abort = row.first_abort.unwrap();
+        assert_eq!((abort.call, abort.detector.as_str()), (6, "compaction_loop_persisted"), "{}", cli.dir);
     }
 }
 

@@ -1,0 +1,139 @@
+//! `loopguard transcripts` on the files Claude Code, Codex and Gemini CLI wrote
+//! (`transcripts/tests/fixtures/<cli>/loop.jsonl`: 25 identical `echo still-running` calls, the
+//! 24th and 25th denied by a stand-in guard hook): with detection on and the default thresholds
+//! the report's first block is call 21, and `loopguard replay` of the same session written by
+//! hand (what the hooks got) blocks at the same call. A damaged copy is named by file and line,
+//! still reported, and the run exits 1.
+
+use std::path::{Path, PathBuf};
+
+use loopguard_tests::{workspace_root, Run, TempDir};
+use serde_json::{json, Value};
+
+const ON: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
+
+fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I) -> Run {
+    Run::new(Path::new(env!("CARGO_BIN_EXE_loopguard")), args, None)
+}
+
+/// (fixture folder, session id the hooks saw, tool, args, the post-tool hook's output as a result)
+fn clis() -> Vec<(&'static str, &'static str, &'static str, Value, Value)> {
+    vec![
+        (
+            "claude-code",
+            "9507cacd-6c40-4d67-a32e-fe8d9bbcfe97",
+            "Bash",
+            json!({"command": "echo still-running", "description": "Check build status"}),
+            json!({"details": {"stdout": "still-running", "stderr": "", "interrupted": false, "isImage": false,
+                "noOutputExpected": false}}),
+        ),
+        (
+            "codex",
+            "01a24a34-bbb5-7721-aaff-c44cd0366750",
+            "Bash",
+            json!({"command": "echo still-running"}),
+            json!({"content": [{"type": "text", "text": "still-running\n"}]}),
+        ),
+        (
+            "gemini",
+            "170490ac-be1e-4f2f-91e8-a812cc761f09",
+            "run_shell_command",
+            json!({"command": "echo still-running", "description": "Check build status"}),
+            json!({"content": [{"type": "text", "text": "still-running"}]}),
+        ),
+    ]
+}
+
+fn fixture(cli: &str) -> PathBuf {
+    workspace_root().join("transcripts/tests/fixtures").join(cli).join("loop.jsonl")
+}
+
+/// The JSON lines of a run's stdout.
+fn lines(run: &Run) -> Vec<Value> {
+    run.stdout().lines().map(|l| serde_json::from_str(l).unwrap_or(Value::Null)).collect()
+}
+
+/// The 1-based number of the first `tool_call` decided `block` in `loopguard replay`'s output.
+fn first_blocked_call(decisions: &[Value]) -> Option<u64> {
+    let calls = decisions.iter().filter(|d| d["kind"] == "tool_call");
+    calls.zip(1..).find(|(d, _)| d["action"] == "block").map(|(_, n)| n)
+}
+
+#[test]
+fn each_clis_loop_blocks_at_the_call_a_replay_of_the_same_calls_blocks() {
+    let dir = TempDir::new("transcripts-agent-clis");
+    let config = dir.write("config.json", ON);
+    for (cli, session, tool, args, result) in clis() {
+        let run = loopguard([
+            "transcripts".as_ref(),
+            "--json".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            fixture(cli).as_os_str(),
+        ])
+        .success();
+        let report = lines(&run);
+        let row = report.iter().find(|l| l["type"] == "session" && l["session_key"] == session);
+        // The equivalent trace, written by hand: 25 calls, outcomes for the 23 that ran.
+        let mut trace = String::new();
+        for i in 1..=25 {
+            trace += &format!("{}\n", json!({"kind": "tool_call", "session": session, "tool": tool, "args": args}));
+            if i < 24 {
+                let outcome =
+                    json!({"kind": "tool_result", "session": session, "tool": tool, "args": args, "result": result});
+                trace += &format!("{outcome}\n");
+            }
+        }
+        let trace_file = dir.write(&format!("{cli}.trace.jsonl"), &trace);
+        let replay =
+            loopguard(["replay".as_ref(), "--config".as_ref(), config.as_os_str(), trace_file.as_os_str()]).success();
+        let replayed = first_blocked_call(&lines(&replay));
+        let ok = row.is_some_and(|r| {
+            r["format"] == cli
+                && r["tool_calls"] == 25
+                && r["first_block"]["call"] == 21
+                && r["first_block"]["detector"] == "generic_repeat"
+                && r["first_block"]["tool"] == tool
+                && Some(21) == replayed
+        });
+        run.check(ok, &format!("{cli}: the first block is call 21, where `loopguard replay` blocks ({replayed:?})"));
+    }
+    // All three at once, as a table: one row each, each naming its first block.
+    let mut args: Vec<std::ffi::OsString> = vec!["transcripts".into(), "--config".into(), config.into()];
+    args.extend(clis().iter().map(|c| fixture(c.0).into_os_string()));
+    let table = loopguard(&args).success();
+    let ok = clis().iter().all(|(_, session, tool, _, _)| {
+        table.stdout().lines().any(|l| l.contains(session) && l.contains(&format!("#21 generic_repeat {tool}")))
+    });
+    table.check(ok, "the table has each CLI's session with `#21 generic_repeat <tool>`");
+}
+
+#[test]
+fn a_damaged_cli_transcript_is_named_by_line_and_still_reported() {
+    let dir = TempDir::new("transcripts-agent-clis-damaged");
+    let config = dir.write("config.json", ON);
+    for (cli, session, _, _, _) in clis() {
+        let text = std::fs::read_to_string(fixture(cli)).expect("fixture");
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[1] = "{\"oops\": ";
+        let damaged = dir.write(&format!("{cli}-damaged.jsonl"), lines.join("\n") + "\n");
+        let run = loopguard([
+            "transcripts".as_ref(),
+            "--json".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            damaged.as_os_str(),
+        ]);
+        let err = run.stderr();
+        let named = err.lines().any(|l| {
+            l.starts_with("loopguard: ") && l.contains(&damaged.display().to_string()) && l.contains("line 2")
+        });
+        let kept = self::lines(&run)
+            .iter()
+            .any(|l| l["type"] == "session" && l["session_key"] == session && l["tool_calls"] == 25);
+        run.code(1).check(
+            named && kept && !err.contains("panicked"),
+            &format!("{cli}: line 2 named, the session still reported"),
+        );
+    }
+}
