@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The proxies' overhead (issue 51, Performance), measured side by side in one run.
+
+    .venv/mcp/bin/python scripts/bench-proxies.py mcp [N]        # N tools/call per round (300)
+    .venv/litellm/bin/python scripts/bench-proxies.py litellm [N]  # N requests per side (200)
+
+mcp: the MCP SDK 2.3.0 client calls server-everything's `echo` (distinct arguments, so never
+blocked) directly and through `loopguard mcp` (stdio), both sessions open at once and the calls
+alternating, so both see the same machine load; p50/p99 per side and of the paired differences.
+litellm: two LiteLLM 1.108.7 proxies (1 worker each) in front of the same scripted model, one with
+the loopguard guardrail and one without; each request carries a history of 1,000 tool calls and
+results (distinct, so nothing is blocked) and goes to both, alternating which goes first.
+Needs scripts/setup-proxies.sh, target/debug/loopguard (or LOOPGUARD) and, for litellm, the
+loopguard wheel installed in .venv/litellm (tests/proxies/run.sh does it)."""
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROXIES = os.path.join(ROOT, "tests", "proxies")
+
+
+def summary(name, xs):
+    xs = sorted(xs)
+    p = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
+    print(f"{name:<28} n={len(xs)} p50={statistics.median(xs):.3f} ms p90={p(.9):.3f} ms p99={p(.99):.3f} ms")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mcp(n):
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    node = os.path.join(ROOT, ".venv", "node24", "bin", "node")
+    everything = os.path.join(PROXIES, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+    loopguard = os.environ.get("LOOPGUARD", os.path.join(ROOT, "target", "debug", "loopguard"))
+    direct = StdioServerParameters(command=node, args=[everything, "stdio"])
+    proxied = StdioServerParameters(command=loopguard, args=["mcp", "--", node, everything, "stdio"])
+
+    async def run():
+        lat = {"direct": [], "proxy": []}
+        async with Client(direct, mode="legacy") as d, Client(proxied, mode="legacy") as p:
+            for i in range(50):  # warm-up
+                await d.call_tool("echo", {"message": f"w{i}"})
+                await p.call_tool("echo", {"message": f"w{i}"})
+            for i in range(n):
+                order = [("direct", d), ("proxy", p)] if i % 2 else [("proxy", p), ("direct", d)]
+                for name, c in order:
+                    t = time.perf_counter()
+                    r = await c.call_tool("echo", {"message": f"m{i}"})
+                    lat[name].append((time.perf_counter() - t) * 1000)
+                    assert not r.is_error
+        return lat
+
+    lat = anyio.run(run)
+    print(f"loopguard mcp (stdio) vs direct, echo via the MCP SDK 2.3.0, {n} paired calls")
+    summary("direct", lat["direct"])
+    summary("through loopguard mcp", lat["proxy"])
+    summary("paired difference", [b - a for a, b in zip(lat["direct"], lat["proxy"])])
+
+
+def litellm(n):
+    import urllib.request
+
+    work = tempfile.mkdtemp(prefix="loopguard-bench-")
+    model_port, with_port, without_port = free_port(), free_port(), free_port()
+    model = subprocess.Popen([sys.executable, os.path.join(PROXIES, "fake_model.py"), str(model_port), os.devnull])
+    procs = [model]
+    model_entry = (f"model_list:\n  - model_name: fake-agent\n    litellm_params: {{model: openai/fake-agent, "
+                   f"api_base: \"http://127.0.0.1:{model_port}/v1\", api_key: fake-key}}\n"
+                   "general_settings: {master_key: sk-bench}\n")
+    guard = ("guardrails:\n  - guardrail_name: loopguard\n    litellm_params:\n      guardrail: loopguard.litellm.LoopGuardrail\n"
+             "      mode: [pre_call, post_call]\n      default_on: true\n")
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    log = open(os.path.join(work, "litellm.log"), "w")
+    try:
+        for port, text in ((with_port, model_entry + guard), (without_port, model_entry)):
+            cfg = os.path.join(work, f"{port}.yaml")
+            open(cfg, "w").write(text)
+            procs.append(subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "litellm"), "--config", cfg,
+                                           "--host", "127.0.0.1", "--port", str(port)], env=env, stdout=log, stderr=log))
+        for port in (with_port, without_port):
+            for _ in range(240):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=2).read()
+                    break
+                except Exception:
+                    time.sleep(0.5)
+        messages = [{"role": "user", "content": "build: bench"}]
+        for i in range(1000):
+            messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
+                             "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]})
+            messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"step {i}: ok, 12 lines of output"})
+        body = json.dumps({"model": "fake-agent", "messages": messages}).encode()
+
+        def once(port):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
+                                         headers={"content-type": "application/json", "authorization": "Bearer sk-bench"})
+            t = time.perf_counter()
+            urllib.request.urlopen(req, timeout=60).read()
+            return (time.perf_counter() - t) * 1000
+
+        for _ in range(20):  # warm-up
+            once(with_port), once(without_port)
+        lat = {"with": [], "without": []}
+        for i in range(n):
+            order = [("with", with_port), ("without", without_port)] if i % 2 else [("without", without_port), ("with", with_port)]
+            for name, port in order:
+                lat[name].append(once(port))
+        print(f"LiteLLM proxy 1.108.7, history of 1,000 tool calls ({len(body) // 1024} KiB), {n} paired requests")
+        summary("without the guardrail", lat["without"])
+        summary("with loopguard.litellm", lat["with"])
+        summary("paired difference", [b - a for a, b in zip(lat["without"], lat["with"])])
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(30)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "mcp"
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else (300 if what == "mcp" else 200)
+    {"mcp": mcp, "litellm": litellm}[what](count)
