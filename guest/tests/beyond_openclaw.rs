@@ -62,8 +62,8 @@ fn healthy_exploration_passes() {
 fn session_scope_keeps_the_history_across_runs() {
     let run = |r: usize| {
         format!(
-            "{{\"kind\":\"tool_call\",\"session\":\"s\",\"run\":\"r{r}\",\"tool\":\"t\",\"args\":{{\"q\":\"{r}\"}}}}\n\
-             {{\"kind\":\"tool_result\",\"session\":\"s\",\"run\":\"r{r}\",\"tool\":\"t\",\"args\":{{\"q\":\"{r}\"}},\"error\":\"Error: no such id {r}\"}}\n"
+            "{{\"kind\":\"tool_call\",\"session\":\"s\",\"run\":\"r{r}\",\"tool\":\"t\",\"args\":{{\"q\":\"the order of run {r}\"}}}}\n\
+             {{\"kind\":\"tool_result\",\"session\":\"s\",\"run\":\"r{r}\",\"tool\":\"t\",\"args\":{{\"q\":\"the order of run {r}\"}},\"error\":\"Error: no such order {r}\"}}\n"
         )
     };
     let trace: String = (0..3).map(run).collect();

@@ -45,6 +45,9 @@ pub struct Thresholds {
     pub warn_at: u32,
     /// The attempt that blocks.
     pub block_at: u32,
+    /// `aimOverlap` (percent, `sameError` and `sameResult`): how much the free text of two calls
+    /// must overlap for them to aim at the same thing ([`crate::tool_loop::sketch`]).
+    pub aim_overlap: u8,
 }
 
 /// The cycle detector's settings: thresholds count laps.
@@ -84,15 +87,16 @@ pub const RECOMMENDED: Detection = Detection {
     preset: Some("recommended"),
     scope: HistoryScope::Session,
     history_size: DEFAULT_HISTORY,
-    same_error: Some(Thresholds { warn_at: 3, block_at: 5 }),
-    same_result: Some(Thresholds { warn_at: 3, block_at: 5 }),
-    cycle: Some(CycleSettings { laps: Thresholds { warn_at: 3, block_at: 5 }, max_period: 30 }),
-    growing_args: Some(Thresholds { warn_at: 3, block_at: 5 }),
+    same_error: Some(Thresholds { warn_at: 3, block_at: 5, aim_overlap: 10 }),
+    same_result: Some(Thresholds { warn_at: 3, block_at: 5, aim_overlap: 10 }),
+    cycle: Some(CycleSettings { laps: Thresholds { warn_at: 3, block_at: 5, aim_overlap: 10 }, max_period: 30 }),
+    growing_args: Some(Thresholds { warn_at: 3, block_at: 5, aim_overlap: 10 }),
     ladder: NonZeroU32::new(3),
     rules: Normalizer::BUILT_IN,
 };
 
-/// Calls remembered per session by default: five laps of the longest default cycle.
+/// Calls remembered per session by default (at least `maxPeriod × blockAt` of the cycle detector
+/// when `historySize` is unset): five laps of the longest default cycle, and some.
 const DEFAULT_HISTORY: usize = 160;
 /// The largest `historySize` accepted.
 const MAX_HISTORY: i64 = 2048;
@@ -142,7 +146,10 @@ impl Detection {
         }
         if let Some(c) = d.cycle {
             let need = (c.max_period as usize).saturating_mul(c.laps.block_at as usize);
-            if d.history_size < need {
+            if !block.contains_key("historySize") {
+                // Unset: long enough for the cycle detector's laps.
+                d.history_size = d.history_size.max(need);
+            } else if d.history_size < need {
                 return Err(ConfigError::new(
                     "loopguard.historySize",
                     format!(
@@ -163,7 +170,7 @@ impl Detection {
     fn detectors(&mut self, dets: &Map<String, Value>) -> Result<(), ConfigError> {
         const P: &str = "loopguard.detectors";
         strict_keys(dets, P, DETECTOR_NAMES)?;
-        let base = |x: Option<Thresholds>| x.unwrap_or(Thresholds { warn_at: 3, block_at: 5 });
+        let base = |x: Option<Thresholds>| x.unwrap_or(Thresholds { warn_at: 3, block_at: 5, aim_overlap: 10 });
         for (name, v) in dets {
             let path = format!("{P}.{name}");
             let Some(obj) = switch(v, &path)? else {
@@ -177,8 +184,10 @@ impl Detection {
                 continue;
             };
             match name.as_str() {
-                "sameError" => self.same_error = Some(thresholds(&obj, &path, base(self.same_error), &[])?),
-                "sameResult" => self.same_result = Some(thresholds(&obj, &path, base(self.same_result), &[])?),
+                "sameError" => self.same_error = Some(thresholds(&obj, &path, base(self.same_error), &["aimOverlap"])?),
+                "sameResult" => {
+                    self.same_result = Some(thresholds(&obj, &path, base(self.same_result), &["aimOverlap"])?)
+                }
                 "growingArgs" => self.growing_args = Some(thresholds(&obj, &path, base(self.growing_args), &[])?),
                 "cycle" => {
                     let old = self.cycle.unwrap_or(CycleSettings { laps: base(None), max_period: 30 });
@@ -228,13 +237,14 @@ fn thresholds(
     strict_keys(obj, path, &keys)?;
     let warn_at = opt_int(obj, path, "warnAt", 2, 1000)?.map_or(old.warn_at, |n| n as u32);
     let block_at = opt_int(obj, path, "blockAt", 2, 1000)?.map_or(old.block_at, |n| n as u32);
+    let aim_overlap = opt_int(obj, path, "aimOverlap", 0, 100)?.map_or(old.aim_overlap, |n| n as u8);
     if block_at <= warn_at {
         return Err(ConfigError::new(
             format!("{path}.blockAt"),
             format!("is {block_at}; it must be greater than warnAt ({warn_at})"),
         ));
     }
-    Ok(Thresholds { warn_at, block_at })
+    Ok(Thresholds { warn_at, block_at, aim_overlap })
 }
 
 /// `loopguard.rules`: `volatile`, `nothingFound`, `infrastructure`, each a list of regular

@@ -11,6 +11,7 @@
 use super::decision::{Finding, OutcomeVerdict, ToolAction, ToolVerdict};
 use super::facts::{Args, CallFacts, ToolCall};
 use super::outcome::Outcome;
+use super::sketch::Sketch;
 use super::trail::{Entry, Out, Trail};
 use super::{growing_args, ladder, lap_cycle, same_error, same_result};
 use crate::config::detection::Detection;
@@ -48,10 +49,11 @@ pub fn check(
         trail.growth = if grew { trail.growth.saturating_add(1) } else { 0 };
         trail.set_last_arg(facts.tool_id, arg);
     }
-    let findings = findings(d, trail, call.tool, facts);
+    let aim = parsed.map(Sketch::of).unwrap_or_default();
+    let findings = findings(d, trail, call.tool, facts, &aim);
     let verdict = join(base, findings);
     ladder::after_call(trail, verdict.action, verdict.action != ToolAction::Allow);
-    trail.push(Entry { tool: facts.tool_id, args: facts.args, out: Out::Pending }, d.history_size);
+    trail.push(Entry { tool: facts.tool_id, args: facts.args, sketch: aim, out: Out::Pending }, d.history_size);
     verdict
 }
 
@@ -87,11 +89,11 @@ pub fn outcome(
     d.ladder.and_then(|n| ladder::on_outcome(trail, n)).unwrap_or(base)
 }
 
-fn findings(d: &Detection, trail: &Trail, tool: &str, facts: &CallFacts) -> Vec<Finding> {
+fn findings(d: &Detection, trail: &Trail, tool: &str, facts: &CallFacts, aim: &Sketch) -> Vec<Finding> {
     let es = trail.entries();
     [
-        d.same_error.and_then(|t| same_error::check(es, tool, facts.tool_id, &t)),
-        d.same_result.and_then(|t| same_result::check(es, tool, facts.tool_id, &t)),
+        d.same_error.and_then(|t| same_error::check(es, tool, facts.tool_id, aim, &t)),
+        d.same_result.and_then(|t| same_result::check(es, tool, facts.tool_id, aim, &t)),
         d.cycle.and_then(|c| lap_cycle::check(es, &facts.args, &c)),
         d.growing_args.and_then(|t| growing_args::check(tool, facts.tool_id, trail.growth, &t)),
     ]

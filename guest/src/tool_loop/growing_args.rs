@@ -69,7 +69,7 @@ pub fn longest_string<'a>(args: &'a Json<'a>) -> Option<&'a str> {
 mod tests {
     use super::*;
 
-    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5 };
+    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5, aim_overlap: 20 };
 
     #[test]
     fn a_query_that_appends_itself_again_and_again() {

@@ -74,7 +74,8 @@ mod tests {
     use crate::config::detection::Thresholds;
     use crate::tool_loop::trail::{entry, res, Out};
 
-    const S: CycleSettings = CycleSettings { laps: Thresholds { warn_at: 3, block_at: 5 }, max_period: 30 };
+    const S: CycleSettings =
+        CycleSettings { laps: Thresholds { warn_at: 3, block_at: 5, aim_overlap: 20 }, max_period: 30 };
 
     /// `laps` laps of `period` different calls, each with its own result.
     fn laps(period: u8, laps: usize) -> VecDeque<Entry> {

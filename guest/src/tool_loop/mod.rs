@@ -39,6 +39,7 @@ pub mod recovery;
 pub mod same_error;
 pub mod same_result;
 mod session;
+pub mod sketch;
 pub mod trail;
 pub mod unknown_tool;
 pub mod warnings;

@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 
 use super::decision::{Detector, Finding};
+use super::sketch::{Aims, Sketch};
 use super::trail::{Entry, Out};
 use crate::config::detection::Thresholds;
 use crate::digest::{key_digest, tag, Digest};
@@ -22,8 +23,9 @@ use crate::digest::{key_digest, tag, Digest};
 pub const LOOKBACK: usize = 12;
 
 /// Checks a call of `tool`; `None` when this detector has nothing to say.
-pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, t: &Thresholds) -> Option<Finding> {
-    let (n, class) = streak(entries, tool_id)?;
+pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, aim: &Sketch, t: &Thresholds) -> Option<Finding> {
+    // A block needs the same entities only; a warning also needs overlapping texts.
+    let (n, _) = streak(entries, tool_id, aim, 0)?;
     let attempt = n + 1;
     if attempt >= t.block_at {
         let m = format!(
@@ -32,6 +34,8 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, t: &Thresholds
         );
         return Some(Finding::block(Detector::SameError, attempt, m));
     }
+    let (n, class) = streak(entries, tool_id, aim, t.aim_overlap)?;
+    let attempt = n + 1;
     (attempt >= t.warn_at).then(|| {
         let m = format!(
             "loopguard: the same error {n} times ({tool}). Do not retry with small variations; find \
@@ -42,9 +46,24 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, t: &Thresholds
 }
 
 /// The largest count of one error class among the last [`LOOKBACK`] calls, over the classes
-/// `tool_id` produced, with that class.
-pub fn streak(entries: &VecDeque<Entry>, tool_id: u64) -> Option<(u32, Digest)> {
-    let recent = || entries.iter().rev().take(LOOKBACK);
+/// `tool_id` produced, with that class. Calls of this tool aimed elsewhere (`aim`: another
+/// entity, or a text overlapping by less than `overlap` percent) are not counted: trying each
+/// payment method once is exploration.
+pub fn streak(entries: &VecDeque<Entry>, tool_id: u64, aim: &Sketch, overlap: u8) -> Option<(u32, Digest)> {
+    let mut aims = Aims::new(aim, overlap);
+    let kept: Vec<&Entry> = entries
+        .iter()
+        .rev()
+        .take(LOOKBACK)
+        .filter(|e| {
+            let on_aim = e.tool != tool_id || aims.includes(&e.sketch);
+            if on_aim && e.tool == tool_id {
+                aims.add(e.sketch);
+            }
+            on_aim
+        })
+        .collect();
+    let recent = || kept.iter().copied();
     let mut best: Option<(u32, Digest)> = None;
     for e in recent().filter(|e| e.tool == tool_id) {
         let Out::Error(class) = e.out else { continue };
@@ -64,10 +83,10 @@ mod tests {
     use super::*;
     use crate::tool_loop::trail::{entry, err, res};
 
-    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5 };
+    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5, aim_overlap: 20 };
 
     fn of(es: &[Entry], tool: u8) -> Option<(bool, u32)> {
-        check(&es.iter().copied().collect(), "book", tool as u64, &T).map(|f| (f.critical, f.count))
+        check(&es.iter().copied().collect(), "book", tool as u64, &Sketch::default(), &T).map(|f| (f.critical, f.count))
     }
 
     #[test]

@@ -15,13 +15,15 @@
 use std::collections::VecDeque;
 
 use super::decision::{Detector, Finding};
+use super::sketch::{Aims, Sketch};
 use super::trail::{Entry, Out};
 use crate::config::detection::Thresholds;
 use crate::digest::{key_digest, tag};
 
 /// Checks a call of `tool` (its `tool_id`); `None` when this detector has nothing to say.
-pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, t: &Thresholds) -> Option<Finding> {
-    let (n, nothing) = streak(entries, tool_id);
+pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, aim: &Sketch, t: &Thresholds) -> Option<Finding> {
+    // A block needs the same entities only; a warning also needs overlapping texts.
+    let (n, nothing) = streak(entries, tool_id, aim, 0);
     let attempt = n + 1;
     let what = if nothing { "found nothing" } else { "returned the same result" };
     let key = key_digest(tag::WARN_KEY, &[b"same-result", &tool_id.to_le_bytes()]);
@@ -32,6 +34,8 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, t: &Thresholds
         );
         return Some(Finding::block(Detector::SameResult, attempt, m));
     }
+    let (n, _) = streak(entries, tool_id, aim, t.aim_overlap);
+    let attempt = n + 1;
     (n > 0 && attempt >= t.warn_at).then(|| {
         let m = format!(
             "loopguard: {tool} {what} {n} times in a row with different arguments. Another variation \
@@ -42,13 +46,19 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, t: &Thresholds
 }
 
 /// The number of newest results of `tool_id` equal to each other (and whether they are
-/// "nothing found").
-pub fn streak(entries: &VecDeque<Entry>, tool_id: u64) -> (u32, bool) {
+/// "nothing found"), over the calls that aim where this one does or where a call of the streak
+/// did (`aim`, [`Aims`], texts overlapping by `overlap` percent); calls aimed elsewhere neither
+/// extend nor break the streak.
+pub fn streak(entries: &VecDeque<Entry>, tool_id: u64, aim: &Sketch, overlap: u8) -> (u32, bool) {
     let mut class: Option<Out> = None;
     let mut n = 0;
     // Another tool found something since: progress for a streak of nothing found.
     let mut found_since = false;
+    let mut aims = Aims::new(aim, overlap);
     for e in entries.iter().rev().filter(|e| !e.out.is_silent()) {
+        if !aims.includes(&e.sketch) && !(class.is_none() && matches!(e.out, Out::Result(_)) && e.tool != tool_id) {
+            continue;
+        }
         let mine = e.tool == tool_id;
         match class {
             None if matches!(e.out, Out::Error(_)) && mine => return (0, false),
@@ -56,9 +66,13 @@ pub fn streak(entries: &VecDeque<Entry>, tool_id: u64) -> (u32, bool) {
             None if mine || e.out == Out::Nothing => {
                 class = Some(e.out);
                 n = 1;
+                aims.add(e.sketch);
             }
             None => found_since |= matches!(e.out, Out::Result(_)),
-            Some(c) if e.out == c && (mine || c == Out::Nothing) => n += 1,
+            Some(c) if e.out == c && (mine || c == Out::Nothing) => {
+                n += 1;
+                aims.add(e.sketch);
+            }
             Some(_) if mine => break,
             // Another tool found something while this streak was of nothing found: progress.
             Some(Out::Nothing) if !matches!(e.out, Out::Error(_)) => break,
@@ -73,10 +87,11 @@ mod tests {
     use super::*;
     use crate::tool_loop::trail::{entry, err, res};
 
-    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5 };
+    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5, aim_overlap: 20 };
 
     fn of(es: &[Entry], tool: u8) -> Option<(bool, u32)> {
-        check(&es.iter().copied().collect(), "search", tool as u64, &T).map(|f| (f.critical, f.count))
+        check(&es.iter().copied().collect(), "search", tool as u64, &Sketch::default(), &T)
+            .map(|f| (f.critical, f.count))
     }
 
     #[test]

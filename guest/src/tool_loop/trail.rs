@@ -7,11 +7,12 @@
 //! across runs (`loopguard.scope: "session"`), and need several laps of a 30-call cycle. Only
 //! sessions with the preset or a detector on ever fill one.
 //!
-//! Bounded: at most `loopguard.historySize` entries (oldest dropped), one argument text of at most
+//! Bounded: at most `loopguard.historySize` entries of 80 bytes (oldest dropped), one argument text of at most
 //! [`MAX_ARG_TEXT`] bytes, and three counters.
 
 use std::collections::VecDeque;
 
+use super::sketch::Sketch;
 use crate::config::detection::HistoryScope;
 use crate::digest::Digest;
 
@@ -50,6 +51,8 @@ pub struct Entry {
     pub tool: u64,
     /// `argsHash` of the call.
     pub args: Digest,
+    /// What the call aims at ([`Sketch::similar`]).
+    pub sketch: Sketch,
     /// Its outcome class.
     pub out: Out,
 }
@@ -114,7 +117,7 @@ impl Trail {
 /// Test helpers: an entry from small numbers.
 #[cfg(test)]
 pub(crate) fn entry(tool: u8, args: u8, out: Out) -> Entry {
-    Entry { tool: tool as u64, args: [args; 16], out }
+    Entry { tool: tool as u64, args: [args; 16], sketch: Sketch::default(), out }
 }
 
 /// A result class from a small number.

@@ -31,7 +31,7 @@ fn each_detector_is_tuned_or_switched_off_by_name() {
         "sameError": {"warnAt": 4, "blockAt": 8}, "growingArgs": false, "cycle": {"enabled": false},
         "ladder": {"abortAfterBlocks": 5}}}}))
     .unwrap();
-    assert_eq!(d.same_error, Some(Thresholds { warn_at: 4, block_at: 8 }));
+    assert_eq!(d.same_error, Some(Thresholds { warn_at: 4, block_at: 8, aim_overlap: 10 }));
     assert_eq!((d.growing_args, d.cycle), (None, None));
     assert_eq!(d.ladder.map(NonZeroU32::get), Some(5));
     assert_eq!(d.scope, HistoryScope::Run);
