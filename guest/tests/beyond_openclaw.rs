@@ -13,12 +13,12 @@ fn search(session: &str, query: &str, result: &str) -> String {
 
 /// The actions of the tool_call lines (and aborts), in order.
 fn actions(config: &str, trace: &str) -> Vec<String> {
-    let mut gw = Gateway::from_config(config).unwrap();
-    let out = gw.apply_events(trace, 1).unwrap();
+    let mut gw = Gateway::from_config(config).expect("valid config");
+    let out = gw.apply_events(trace, 1).expect("valid trace");
     out.lines()
         .filter_map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let action = v["action"].as_str().unwrap().to_string();
+            let v: serde_json::Value = serde_json::from_str(l).expect("a decision line is JSON");
+            let action = v["action"].as_str().expect("every decision has an action").to_string();
             let det = v["detector"].as_str().map(|d| format!(":{d}")).unwrap_or_default();
             match (v["kind"].as_str(), action.as_str()) {
                 (Some("tool_call"), _) | (_, "abort") => Some(format!("{action}{det}")),
@@ -78,8 +78,8 @@ fn session_scope_keeps_the_history_across_runs() {
 fn no_preset_decides_as_today_on_every_example() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/traces");
     let mut seen = 0;
-    for dir in std::fs::read_dir(root).unwrap() {
-        let dir = dir.unwrap().path();
+    for dir in std::fs::read_dir(root).expect("examples/traces") {
+        let dir = dir.expect("a directory entry").path();
         let (Ok(config), Ok(trace), Ok(expected)) = (
             std::fs::read_to_string(dir.join("config.json5")),
             std::fs::read_to_string(dir.join("trace.jsonl")),
@@ -88,15 +88,15 @@ fn no_preset_decides_as_today_on_every_example() {
             continue;
         };
         let off = r#"{"loopguard":{"detectors":{"sameError":false,"sameResult":false,"cycle":false,"growingArgs":false,"ladder":false}}}"#;
-        let mut doc: serde_json::Value = json5::from_str(&config).unwrap();
-        let extra: serde_json::Value = serde_json::from_str(off).unwrap();
-        doc.as_object_mut().unwrap().entry("loopguard").or_insert_with(|| serde_json::json!({}));
-        for (k, v) in extra["loopguard"].as_object().unwrap() {
+        let mut doc: serde_json::Value = json5::from_str(&config).expect("the example config is JSON5");
+        let extra: serde_json::Value = serde_json::from_str(off).expect("JSON");
+        doc.as_object_mut().expect("an object").entry("loopguard").or_insert_with(|| serde_json::json!({}));
+        for (k, v) in extra["loopguard"].as_object().expect("an object") {
             doc["loopguard"][k] = v.clone();
         }
         for cfg in [config.clone(), doc.to_string()] {
-            let mut gw = Gateway::from_config(&cfg).unwrap();
-            assert_eq!(gw.apply_events(&trace, 1).unwrap(), expected, "{}", dir.display());
+            let mut gw = Gateway::from_config(&cfg).expect("valid config");
+            assert_eq!(gw.apply_events(&trace, 1).expect("valid trace"), expected, "{}", dir.display());
         }
         seen += 1;
     }

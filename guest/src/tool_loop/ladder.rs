@@ -9,7 +9,7 @@
 //! guard's abort).
 //!
 //! Settings: `loopguard.detectors.ladder.abortAfterBlocks`. State: one counter in the session's
-//! [`Trail`](super::trail::Trail).
+//! [`Trail`].
 
 use std::num::NonZeroU32;
 

@@ -20,6 +20,10 @@
 //!   openclaw 2026.9's tool-loop recovery does.
 //! - The profile's [`ToolRules`](crate::config::profile::ToolRules) switch the rules that differ
 //!   by release; each rule lives with the detector or record it belongs to.
+//! - Beyond OpenClaw (issue 50, off unless `loopguard.preset` or `loopguard.detectors` turns them
+//!   on): [`extended`] runs [`same_error`], [`same_result`], [`lap_cycle`] and [`growing_args`]
+//!   over a session's [`trail`] (outcomes normalised by [`crate::config::volatile`], calls
+//!   compared by their [`sketch`]) and climbs the [`ladder`] from block to abort.
 
 pub mod argument_churn;
 pub mod circuit_breaker;

@@ -56,7 +56,10 @@ pub fn streak(entries: &VecDeque<Entry>, tool_id: u64, aim: &Sketch, overlap: u8
     let mut found_since = false;
     let mut aims = Aims::new(aim, overlap);
     for e in entries.iter().rev().filter(|e| !e.out.is_silent()) {
-        if !aims.includes(&e.sketch) && !(class.is_none() && matches!(e.out, Out::Result(_)) && e.tool != tool_id) {
+        // Before the streak starts, another tool's result is looked at whatever its aim (it may
+        // be the progress that ends a streak of nothing found).
+        let progress_elsewhere = class.is_none() && matches!(e.out, Out::Result(_)) && e.tool != tool_id;
+        if !(aims.includes(&e.sketch) || progress_elsewhere) {
             continue;
         }
         let mine = e.tool == tool_id;
