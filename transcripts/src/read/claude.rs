@@ -15,6 +15,9 @@
 //!   post-tool hook, so it gives no outcome.
 //! - `type:"system", subtype:"compact_boundary"` (`/compact` or auto-compaction): a compaction.
 //!
+//! A hook's `additionalContext` (how `loopguard hook` warns) is stored as its own `attachment`
+//! record (`hook_additional_context`): it does not change `toolUseResult`.
+//!
 //! The session key is the records' `sessionId` (the hooks' `session_id`).
 
 use std::sync::Arc;

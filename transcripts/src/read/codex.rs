@@ -20,6 +20,9 @@
 //!   `PostToolUse` still fires, with the output only). `Command blocked by PreToolUse hook: …`
 //!   is a call a hook denied: no outcome.
 //! - `compacted` (auto-compaction or `/compact`): a compaction.
+//!
+//! A hook's `additionalContext` (how `loopguard hook` warns) is stored as a `developer` message
+//! of its own (`hooks.additional_context`): it does not change the call's output.
 
 use std::sync::Arc;
 

@@ -16,8 +16,13 @@
 //! - `error`: the `functionResponse.response.error` text; `Tool execution blocked: …` is a call
 //!   a `BeforeTool` hook denied (no `AfterTool` fires: no outcome). `cancelled`: no outcome.
 //! - A rewind (`$rewindTo`) does not undo calls: they ran, and the hooks saw them.
-//! - Compression: 0.61.0 writes no marker for it in the chat file (a compressed chat is restarted
-//!   on the same file), so no `compaction` is read from Gemini CLI chats.
+//! - A hook's `additionalContext` (how `loopguard hook` warns) is appended to the model's
+//!   `functionResponse` output as `<hook_context>…</hook_context>`, never to `resultDisplay`, so
+//!   it does not change the outcome read here (checked with 0.61.0).
+//! - Compression: no `compaction` is read. The chat file has no record type for it (messages,
+//!   `$set`, `$rewindTo`: `ChatRecordingService` in the bundle), and it could not be provoked
+//!   offline to look (`PreCompress` fires before every turn, but with `compressionThreshold`
+//!   1e-6 no compression request was made in 25 turns).
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -62,13 +67,24 @@ impl Seen {
     }
 }
 
+/// The model's output without the `<hook_context>` a hook appended after the tool ran.
+fn without_hook_context(output: &str) -> &str {
+    match output.find("\n\n<hook_context>") {
+        Some(i) if output.ends_with("</hook_context>") => &output[..i],
+        _ => output,
+    }
+}
+
 /// The outcome of a finished call, or `None` while it has none.
 fn outcome(call: &Value) -> Option<CliOutcome> {
     let response = call.pointer("/result/0/functionResponse/response");
     match call.get("status").and_then(Value::as_str)? {
         "success" => Some(CliOutcome::Output(match call.get("resultDisplay") {
             Some(display) if !display.is_null() => cli_tool_result(display),
-            _ => cli_tool_result(response.and_then(|r| r.get("output")).unwrap_or(&Value::String(String::new()))),
+            _ => {
+                let output = response.and_then(|r| r.get("output")).map(content_text).unwrap_or_default();
+                cli_tool_result(&Value::String(without_hook_context(&output).to_string()))
+            }
         })),
         "error" => {
             let text = response
@@ -113,4 +129,24 @@ pub(super) fn read_session(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(Importe
     mapper.stats.records = records;
     mapper.stats.bad_records = bad;
     out.stats = mapper.finish();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_display_is_the_outcome_and_a_hooks_context_is_not() {
+        let call = |display: Value| {
+            json!({"status": "success", "resultDisplay": display, "result": [{"functionResponse": {"response":
+                {"output": "Output: a\nProcess Group PGID: 7\n\n<hook_context>WARNING</hook_context>"}}}]})
+        };
+        let text = |t: &str| CliOutcome::Output(cli_tool_result(&json!(t)));
+        assert_eq!(outcome(&call(json!("a"))), Some(text("a")));
+        assert_eq!(outcome(&call(Value::Null)), Some(text("Output: a\nProcess Group PGID: 7")));
+        let blocked = json!({"status": "error", "result": [{"functionResponse": {"response": {"error": "Tool execution blocked: no"}}}]});
+        assert_eq!(outcome(&blocked), Some(CliOutcome::Denied));
+        assert_eq!(outcome(&json!({"status": "executing"})), None);
+    }
 }
