@@ -2,7 +2,7 @@
 //! (`transcripts/tests/fixtures/<cli>/loop.jsonl`: 25 identical `echo still-running` calls, the
 //! 24th and 25th denied by a stand-in guard hook): with detection on and the default thresholds
 //! the report's first block is call 21, and `loopguard replay` of the same session written by
-//! hand (what the hooks got) blocks at the same call. A damaged copy is named by file and line,
+//! hand (what the hooks got) blocks at the same call; `--set` moves it. A damaged copy is named by file and line,
 //! still reported, and the run exits 1.
 
 use std::path::{Path, PathBuf};
@@ -106,6 +106,30 @@ fn each_clis_loop_blocks_at_the_call_a_replay_of_the_same_calls_blocks() {
         table.stdout().lines().any(|l| l.contains(session) && l.contains(&format!("#21 generic_repeat {tool}")))
     });
     table.check(ok, "the table has each CLI's session with `#21 generic_repeat <tool>`");
+}
+
+#[test]
+fn the_what_if_moves_each_clis_block() {
+    let dir = TempDir::new("transcripts-agent-clis-whatif");
+    let config = dir.write("config.json", ON);
+    let mut args: Vec<std::ffi::OsString> =
+        vec!["transcripts".into(), "--json".into(), "--config".into(), config.into()];
+    args.extend(["--set".into(), "tools.loopDetection.criticalThreshold=15".into()]);
+    args.extend(clis().iter().map(|c| fixture(c.0).into_os_string()));
+    let run = loopguard(&args).success();
+    let out = lines(&run);
+    let ok = clis().iter().all(|(_, session, _, _, _)| {
+        out.iter().any(|l| {
+            l["type"] == "change"
+                && l["session_key"] == *session
+                && l["changes"].as_array().is_some_and(|c| {
+                    c.iter().any(|c| {
+                        c["change"] == "first_block_earlier" && c["from"]["call"] == 21 && c["to"]["call"] == 16
+                    })
+                })
+        })
+    });
+    run.check(ok, "with criticalThreshold 15 each CLI's loop blocks at call 16 instead of 21");
 }
 
 #[test]
