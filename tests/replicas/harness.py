@@ -131,6 +131,28 @@ def run_replicas(binary, config_path, routed, store, prefix, extra=(), pace=0.0,
     return replicas
 
 
+def run_lockstep(binary, config_path, routed, store, prefix):
+    """Delivers routed[k] = [(event index, line)] one event at a time in event order, each to its
+    replica, waiting for its decision before the next: the commit order is the storm's order."""
+    replicas = [Replica(binary, config_path, store, prefix) for _ in routed]
+    order = sorted((i, n, k, line) for k, lines in enumerate(routed) for n, (i, line) in enumerate(lines))
+    for _, _, k, line in order:
+        r, want = replicas[k], len(replicas[k].out) + 1
+        r.proc.stdin.write(line + "\n")
+        r.proc.stdin.flush()
+        deadline = time.time() + 30
+        while len(r.out) < want:
+            if time.time() > deadline or r.proc.poll() is not None:
+                raise AssertionError(f"replica {k} gave no decision: {''.join(r.err)[-2000:]}")
+            time.sleep(0.0002)
+    for r in replicas:
+        r.proc.stdin.close()
+    for k, r in enumerate(replicas):
+        if r.finish() != 0:
+            raise AssertionError(f"replica {k} failed: {''.join(r.err)[-2000:]}")
+    return replicas
+
+
 # --- the storm -------------------------------------------------------------------------------------
 
 CONFIG = {

@@ -12,8 +12,8 @@
 //! [`StoreFailure::Open`] (the default, as Envoy's and Kong's rate limiters) the decision is made
 //! on this replica's local state ([`MemoryStore`]), the same path; with [`StoreFailure::Closed`]
 //! it is refused ([`Via::Refused`]) and the gateway drops the event. A failure starts an episode:
-//! logged once on stderr, the store is left alone for [`StoreOptions::retry_after`], then tried
-//! again; when it answers the episode ends (logged once) and the local state is dropped, the
+//! logged once on stderr; the store is tried again at the next decision, then after 5, 20, 80 ms,
+//! … up to [`StoreOptions::retry_after`] while it keeps failing; when it answers the episode ends (logged once) and the local state is dropped, the
 //! store's being the truth. While an episode lasts, each replica's budget is its own again (at
 //! most N times the budget for N replicas). Every decision is made exactly once, whatever fails.
 
@@ -44,8 +44,8 @@ pub struct StoreOptions {
     pub deadline: Duration,
     /// Open (local state) or closed when the store fails.
     pub failure: StoreFailure,
-    /// After a failure, decisions stay local this long before the store is tried again.
-    /// Default 250 ms.
+    /// While the store keeps failing, the longest time decisions stay local before it is tried
+    /// again (the wait grows from none to this). Default 250 ms.
     pub retry_after: Duration,
     /// Conflicts retried per decision before it counts as a store failure. Default 32.
     pub max_retries: u32,
@@ -117,6 +117,8 @@ pub struct StoreStats {
 struct Episode {
     since: Instant,
     next_try: Instant,
+    /// Failed tries in a row.
+    failures: u32,
     local_decisions: u64,
 }
 
@@ -233,9 +235,11 @@ impl StoredGateway {
 
     fn failed(&mut self, e: &StoreError, now: Instant) {
         self.stats.store_errors += 1;
-        let next_try = now + self.options.retry_after;
         match self.episode.as_mut() {
-            Some(episode) => episode.next_try = next_try,
+            Some(episode) => {
+                episode.failures += 1;
+                episode.next_try = now + backoff(episode.failures, self.options.retry_after);
+            }
             None => {
                 self.stats.episodes += 1;
                 let mode = match self.options.failure {
@@ -243,7 +247,8 @@ impl StoredGateway {
                     StoreFailure::Closed => "refusing decisions (fail closed)",
                 };
                 eprintln!("loopguard: {} failed ({e}); {mode} until it answers", self.store.describe());
-                self.episode = Some(Episode { since: now, next_try, local_decisions: 0 });
+                let next_try = now + backoff(1, self.options.retry_after);
+                self.episode = Some(Episode { since: now, next_try, failures: 1, local_decisions: 0 });
             }
         }
     }
@@ -258,6 +263,17 @@ impl StoredGateway {
             );
             self.local.clear();
         }
+    }
+}
+
+/// How long decisions stay local after `failures` failed tries in a row: none after the first
+/// (a lone slow answer on a loaded machine must not send a replica's next thousand decisions to
+/// local state), then 5, 20, 80 ms, … up to `cap`, so that a store that is stopped costs a
+/// timeout now and then, not on every decision.
+fn backoff(failures: u32, cap: Duration) -> Duration {
+    match failures {
+        0 | 1 => Duration::ZERO,
+        n => Duration::from_millis(5u64.saturating_mul(4u64.saturating_pow(n - 2))).min(cap),
     }
 }
 
