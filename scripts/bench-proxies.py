@@ -3,13 +3,15 @@
 
     .venv/mcp/bin/python scripts/bench-proxies.py mcp [N]        # N tools/call per round (300)
     .venv/litellm/bin/python scripts/bench-proxies.py litellm [N]  # N requests per side (200)
+    .venv/litellm/bin/python scripts/bench-proxies.py hooks [N]    # the guardrail's hooks alone
 
 mcp: the MCP SDK 2.3.0 client calls server-everything's `echo` (distinct arguments, so never
 blocked) directly and through `loopguard mcp` (stdio), both sessions open at once and the calls
 alternating, so both see the same machine load; p50/p99 per side and of the paired differences.
 litellm: two LiteLLM 1.108.7 proxies (1 worker each) in front of the same scripted model, one with
 the loopguard guardrail and one without; each request carries a history of 1,000 tool calls and
-results (distinct, so nothing is blocked) and goes to both, alternating which goes first.
+results (distinct, so nothing is blocked), growing by one per request as an agent's does, and
+goes to both, alternating which goes first; once with LiteLLM's session id, once without.
 Needs scripts/setup-proxies.sh, target/debug/loopguard (or LOOPGUARD) and, for litellm, the
 loopguard wheel installed in .venv/litellm (tests/proxies/run.sh does it)."""
 import json
@@ -96,31 +98,40 @@ def litellm(n):
                     break
                 except Exception:
                     time.sleep(0.5)
-        messages = [{"role": "user", "content": "build: bench"}]
-        for i in range(1000):
-            messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
-                             "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]})
-            messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"step {i}: ok, 12 lines of output"})
-        body = json.dumps({"model": "fake-agent", "messages": messages}).encode()
+        def history(pairs):
+            messages = [{"role": "user", "content": "build: bench"}]
+            for i in range(pairs):
+                messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
+                                 "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]})
+                messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"step {i}: ok, 12 lines of output"})
+            return messages
 
-        def once(port):
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
-                                         headers={"content-type": "application/json", "authorization": "Bearer sk-bench"})
+        def once(port, pairs, session):
+            body = json.dumps({"model": "fake-agent", "messages": history(pairs)}).encode()
+            headers = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
+            if session:
+                headers["x-litellm-session-id"] = session
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body, headers=headers)
             t = time.perf_counter()
             urllib.request.urlopen(req, timeout=60).read()
             return (time.perf_counter() - t) * 1000
 
-        for _ in range(20):  # warm-up
-            once(with_port), once(without_port)
-        lat = {"with": [], "without": []}
-        for i in range(n):
-            order = [("with", with_port), ("without", without_port)] if i % 2 else [("without", without_port), ("with", with_port)]
-            for name, port in order:
-                lat[name].append(once(port))
-        print(f"LiteLLM proxy 1.108.7, history of 1,000 tool calls ({len(body) // 1024} KiB), {n} paired requests")
-        summary("without the guardrail", lat["without"])
-        summary("with loopguard.litellm", lat["with"])
-        summary("paired difference", [b - a for a, b in zip(lat["without"], lat["with"])])
+        for i in range(20):  # warm-up
+            once(with_port, 1000, None), once(without_port, 1000, None)
+        # An agent session: the history grows by one call and result per request (1,000 to
+        # 1,000 + N), with LiteLLM's session id; then the same without a session id (every
+        # request replays its whole history).
+        for session in ("bench-session", None):
+            lat = {"with": [], "without": []}
+            for i in range(n):
+                order = [("with", with_port), ("without", without_port)] if i % 2 else [("without", without_port), ("with", with_port)]
+                for name, port in order:
+                    lat[name].append(once(port, 1000 + i, session))
+            print(f"LiteLLM proxy 1.108.7, history of 1,000+ tool calls, {n} paired requests, "
+                  f"{'session id sent' if session else 'no session id'}")
+            summary("without the guardrail", lat["without"])
+            summary("with loopguard.litellm", lat["with"])
+            summary("paired difference", [b - a for a, b in zip(lat["without"], lat["with"])])
     finally:
         for p in procs:
             p.terminate()
@@ -128,7 +139,46 @@ def litellm(n):
             p.wait(30)
 
 
+def hooks(n):
+    """The guardrail's own time per request (its pre-call and post-call hooks, in process, as
+    LiteLLM calls them), at a history of 1,000+ tool calls growing by one per request."""
+    import asyncio
+
+    from litellm.types.utils import ModelResponse
+    from loopguard.litellm import LoopGuardrail
+
+    g = LoopGuardrail(guardrail_name="loopguard", event_hook=["pre_call", "post_call"], default_on=True)
+    base = [{"role": "user", "content": "build: bench"}]
+
+    def pair(i):
+        return [{"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
+                 "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]},
+                {"role": "tool", "tool_call_id": f"c{i}", "content": f"step {i}: ok, 12 lines of output"}]
+
+    async def run(session):
+        messages = list(base)
+        for i in range(1000):
+            messages += pair(i)
+        lat = []
+        for i in range(1000, 1000 + n + 20):
+            data = {"messages": list(messages), "litellm_call_id": f"{session}-{i}"}
+            if session:
+                data["litellm_session_id"] = session
+            response = ModelResponse(choices=[{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
+                "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]}}])
+            t = time.perf_counter()
+            await g.async_pre_call_hook(None, None, data, "acompletion")
+            await g.async_post_call_success_hook(data, None, response)
+            lat.append((time.perf_counter() - t) * 1000)
+            messages += pair(i)
+        return lat[20:]
+
+    for session in ("bench-session", None):
+        summary(f"hooks, {'session id' if session else 'no session id'}", asyncio.run(run(session)))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "mcp"
     count = int(sys.argv[2]) if len(sys.argv) > 2 else (300 if what == "mcp" else 200)
-    {"mcp": mcp, "litellm": litellm}[what](count)
+    {"mcp": mcp, "litellm": litellm, "hooks": hooks}[what](count)

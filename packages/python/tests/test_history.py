@@ -59,3 +59,71 @@ def test_arguments_that_are_not_json_are_kept_as_a_string_and_unpaired_results_s
     lines, calls = _history.events("s", _history.history(data))
     assert calls == [0] and len(lines) == 1
     assert json.loads(lines[0])["args"] == "{not json"
+
+
+def _agent(replays, pick, turns=24, sid="s", retry_at=None, trim_at=None):
+    """A polling agent against workers `replays` (`pick(turn)` chooses one); per turn: the notes
+    the request gets and the verdict on the model's call."""
+    from loopguard._replay import HistoryReplay  # noqa: F401  (the module under test)
+
+    msgs = [{"role": "system", "content": "ci"}, {"role": "user", "content": "wait for CI"}]
+    seen = []
+    for turn in range(1, turns + 1):
+        w = replays[pick(turn)]
+        rid = f"r{turn}"
+        notes = [v["message"] for v in w.start(rid, sid, {"messages": msgs}) if v and v["action"] == "warn" and v.get("notify")]
+        call = (f"c{turn}", "exec", json.dumps(ARGS))
+        if turn == retry_at:  # the answer is lost and the client sends the same request again
+            w.decide(rid, {"messages": msgs}, [call])
+            rid = f"r{turn}b"
+            notes = [v["message"] for v in w.start(rid, sid, {"messages": msgs}) if v and v["action"] == "warn" and v.get("notify")]
+        v = w.decide(rid, {"messages": msgs}, [call])[0]
+        seen.append((len(notes), v["action"], v.get("count")))
+        if v["action"] == "block":
+            msgs.append({"role": "assistant", "content": v["message"]})
+            msgs.append({"role": "user", "content": "go on"})
+        else:
+            msgs.append({"role": "assistant", "tool_calls": [{"id": call[0], "type": "function",
+                         "function": {"name": "exec", "arguments": call[2]}}]})
+            msgs.append({"role": "tool", "tool_call_id": call[0], "content": RESULT})
+        if turn == trim_at:  # the client drops old turns from its history
+            del msgs[2:6]
+    return seen
+
+
+def test_one_worker_two_workers_and_no_session_decide_alike_and_the_cursor_is_used():
+    from loopguard._replay import HistoryReplay
+
+    cfg = {"tools": {"loopDetection": {"enabled": True}}}
+    with LoopGuard(cfg) as a, LoopGuard(cfg) as b, LoopGuard(cfg) as c:
+        lines = []
+        real = a.apply_events
+        a.apply_events = lambda text, first_line=1: (lines.append(text.count("\n") + 1), real(text, first_line))[1]
+        one = _agent([HistoryReplay(a)], lambda t: 0)
+        two = _agent([HistoryReplay(b), HistoryReplay(c)], lambda t: t % 2)
+        own = _agent([HistoryReplay(c)], lambda t: 0, sid=None)
+    assert one == two == own
+    assert one[10] == (0, "warn", 10) and one[11][0] == 1 and one[20][1] == "block"
+    assert sum(n for n, _, _ in one) == 1, "the warning is told once"
+    # One worker fed only what was new: at most the proposed call, or a result and its call.
+    assert max(lines) <= 2 and len(lines) > 24
+
+
+def test_a_retried_request_and_a_trimmed_history_fall_back_to_the_full_replay():
+    from loopguard._replay import HistoryReplay
+
+    cfg = {"tools": {"loopDetection": {"enabled": True}}}
+    with LoopGuard(cfg) as a, LoopGuard(cfg) as b:
+        for kw in ({"retry_at": 7}, {"trim_at": 5}):
+            assert _agent([HistoryReplay(a)], lambda t: 0, sid="x", **kw) == _agent([HistoryReplay(b)], lambda t: 0, sid=None, **kw)
+
+
+def test_cursors_and_open_requests_stay_under_their_caps():
+    from loopguard._replay import HistoryReplay
+
+    with LoopGuard({"tools": {"loopDetection": {"enabled": True}}}) as g:
+        r = HistoryReplay(g, max_sessions=8, max_open=16)
+        for i in range(100):
+            r.start(f"r{i}", f"s{i}", chat(3))
+        assert len(r.cursors) <= 8 and len(r.open) <= 16
+        assert g.stats().sessions <= 8 + 16

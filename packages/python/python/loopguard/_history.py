@@ -64,26 +64,44 @@ def _responses(items: Iterable[Any]) -> Iterator[tuple[str, Any]]:
             yield "result", (str(it["call_id"]), it.get("output"), False)
 
 
-def history(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The request's tool calls and results, in order, whatever the format."""
-    found: list[tuple[str, Any]] = []
-    messages = data.get("messages")
-    if isinstance(messages, list):
-        found.extend(_chat(messages))
-    items = data.get("input")
-    if isinstance(items, list):
-        found.extend(_responses(items))
+def items(data: Mapping[str, Any]) -> list[Any]:
+    """The request's conversation: chat/Anthropic ``messages``, else the Responses ``input``."""
+    for field in ("messages", "input"):
+        value = data.get(field)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def read(conversation: list[Any]) -> list[tuple[str, Any]]:
+    """The tool calls and results in (part of) a conversation, in order, whatever the format
+    (chat and Anthropic items have a ``role``; Responses tool items have none)."""
+    found = list(_chat(item for item in conversation if isinstance(item, Mapping) and "role" in item))
+    found.extend(_responses(item for item in conversation if not (isinstance(item, Mapping) and "role" in item)))
     return found
 
 
-def events(session: str, steps: Iterable[tuple[str, Any]]) -> tuple[list[str], list[int]]:
+def history(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The request's tool calls and results, in order, whatever the format."""
+    return read(items(data))
+
+
+def ends_with_result(conversation: list[Any]) -> bool:
+    """Whether the conversation's last item brings tool results (then the model is about to
+    read them, and a warning about their calls is due now)."""
+    return bool(conversation) and bool(read(conversation[-1:])) and read(conversation[-1:])[-1][0] == "result"
+
+
+def events(
+    session: str, steps: Iterable[tuple[str, Any]], calls: Optional[dict[str, tuple[str, str]]] = None
+) -> tuple[list[str], list[int]]:
     """Trace lines for ``steps`` in ``session``, and the index of each call's line. A result is
-    attached to the call with its id (a result without a call in the history is skipped: it has
-    no tool name to record under)."""
+    attached to the call with its id, from ``steps`` or ``calls`` (id -> tool, arguments; it is
+    extended); a result without its call is skipped: it has no tool name to record under."""
     s = json.dumps(session)
     lines: list[str] = []
     call_lines: list[int] = []
-    calls: dict[str, tuple[str, str]] = {}
+    calls = {} if calls is None else calls
     for kind, item in steps:
         if kind == "call":
             cid, tool, args = item
@@ -101,6 +119,21 @@ def events(session: str, steps: Iterable[tuple[str, Any]]) -> tuple[list[str], l
                 f'"call_id":{json.dumps(cid)},"{key}":{json.dumps(content, separators=(",", ":"))}}}'
             )
     return lines, call_lines
+
+
+def last_turn_ids(conversation: list[Any]) -> list[str]:
+    """The ids of the calls whose results end the conversation (read from its end only)."""
+    ids: list[str] = []
+    seen_call = False
+    for item in reversed(conversation):
+        steps = read([item])
+        kinds = {k for k, _ in steps}
+        if not steps or (seen_call and "result" in kinds):
+            break
+        if "call" in kinds:
+            seen_call = True
+            ids[:0] = [i[0] for k, i in steps if k == "call"]
+    return ids
 
 
 def last_turn_calls(steps: list[tuple[str, Any]]) -> int:

@@ -18,32 +18,28 @@ detection on with OpenClaw's thresholds)::
 | ``async_post_call_success_hook`` | ``check-tool-call`` for each tool call the model returned | a blocked call removed, the policy's message as the assistant's text (``finish_reason: stop`` when none is left) |
 | ``async_post_call_streaming_iterator_hook`` | the same, at the end of the stream | tool-call deltas held back until then; a blocked call dropped and the message sent as a text chunk |
 
-Why no state of its own: the history in each request is the source of truth, so one worker or
-several, one replica or several, decide alike. The session is LiteLLM's session id
-(``x-litellm-session-id`` header, ``litellm_session_id`` or ``metadata.session_id``), else the
-request's own id; each request replays into ``<session>#<request>``, dropped when it ends. No rule
-about loops lives here: the policy decides, this maps its verdicts onto LiteLLM's objects.
+Why the history: it is the source of truth, so one worker or several, one replica or several,
+decide alike (``_replay``: a worker feeds only the new part of a session's history when it served
+the previous turn, and replays the whole of it otherwise). The session is LiteLLM's session id
+(``x-litellm-session-id`` header, ``litellm_session_id`` or ``metadata.session_id``); a request
+without one replays on its own. No rule about loops lives here: the policy decides, this maps its
+verdicts onto LiteLLM's objects.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import uuid
-from collections import OrderedDict
 from typing import Any, AsyncGenerator, Optional
 
 from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, StreamingChoices
 
 from . import _history
-from ._errors import LoopGuardError
 from ._guard import LoopGuard
+from ._replay import HistoryReplay
 
 #: The config without ``LOOPGUARD_CONFIG``: the tool-loop detectors on, OpenClaw's defaults.
 DEFAULT_CONFIG = '{"tools":{"loopDetection":{"enabled":true}}}'
-#: Requests between their pre-call and post-call hook, at most (oldest dropped first).
-MAX_OPEN = 4096
 
 
 def _load_config() -> str:
@@ -59,64 +55,18 @@ class LoopGuardrail(CustomGuardrail):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.guard = LoopGuard(_load_config())
-        self.open: OrderedDict[str, str] = OrderedDict()
-
-    # -- the request: replay its history, tell the model a warning --
-
-    def _start(self, data: dict) -> tuple[str, list[Optional[dict]]]:
-        """Opens this request's policy session (see the module doc) and replays its history into
-        it; the verdicts of the last turn's calls."""
-        rid = str(data.get("litellm_call_id") or uuid.uuid4())
-        key = self.open[rid] = f"litellm:{_session_id(data) or rid}#{rid}"
-        if len(self.open) > MAX_OPEN:
-            self._forget(self.open.popitem(last=False)[1])
-        return key, self._replay(data, key)
-
-    def _replay(self, data: dict, key: str) -> list[Optional[dict]]:
-        """Replays the history into ``key``; the verdicts of the last turn's calls."""
-        steps = _history.history(data)
-        lines, call_lines = _history.events(key, steps)
-        if not lines:
-            return []
-        try:
-            out = self.guard.apply_events("\n".join(lines)).splitlines()
-        except LoopGuardError as e:
-            print(f"loopguard: history not replayed: {e}", file=sys.stderr)
-            return []
-        n = _history.last_turn_calls(steps)
-        return [_history.decision(out[i]) for i in call_lines[len(call_lines) - n :]] if n else []
+        self.replay = HistoryReplay(LoopGuard(_load_config()))
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> dict:
-        _, verdicts = self._start(data)
+        verdicts = self.replay.start(_request_id(data), _session_id(data), data)
         notes = [d["message"] for d in verdicts if d and d.get("action") == "warn" and d.get("notify")]
         # A system message is valid in chat requests only (Anthropic's system is a separate field).
         if notes and isinstance(data.get("messages"), list) and call_type != "anthropic_messages":
             self.inject_advisory_message(data, "\n".join(notes))
         return data
 
-    # -- the answer: decide on the tool calls the model returned --
-
     def _decide(self, data: dict, calls: list[_history.Call]) -> list[Optional[dict]]:
-        rid = str(data.get("litellm_call_id") or "")
-        key = self.open.get(rid) or self._start(data)[0]
-        try:
-            if not calls:
-                return []
-            out = self.guard.apply_events("\n".join(_history.proposed(key, calls))).splitlines()
-            return [_history.decision(line) for line in out]
-        except LoopGuardError as e:
-            print(f"loopguard: tool calls not checked: {e}", file=sys.stderr)
-            return [None] * len(calls)
-        finally:
-            self.open.pop(rid, None)
-            self._forget(key)
-
-    def _forget(self, key: str) -> None:
-        try:
-            self.guard.end_session(key)
-        except LoopGuardError as e:
-            print(f"loopguard: {e}", file=sys.stderr)
+        return self.replay.decide(_request_id(data), data, calls)
 
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any) -> Any:
         if not isinstance(response, ModelResponse) or not response.choices:
@@ -179,6 +129,11 @@ class LoopGuardrail(CustomGuardrail):
             if choice is not None and getattr(choice.delta, "tool_calls", None):
                 choice.delta.tool_calls = [t for t in choice.delta.tool_calls if t.index not in blocked] or None
             yield chunk
+
+
+def _request_id(data: dict) -> str:
+    """LiteLLM's id of the request (the same in its pre-call and post-call hooks)."""
+    return str(data.get("litellm_call_id") or id(data))
 
 
 def _session_id(data: dict) -> Optional[str]:
