@@ -2,16 +2,21 @@
 """A small agent runtime: sends the conversation to the proxy, runs the tool calls the model asks
 for (the result is scripted), appends them, and repeats until the model answers with text.
 
-    agent.py URL poll|build stream|plain SESSION|- [MAX_TURNS]
+    agent.py URL poll|build stream|plain SESSION|- [MAX_TURNS] [keepalive]
 
 Prints one JSON line per turn: {"turn", "tool_calls": [...], "content", "finish"}. Each request
-uses a fresh connection, so a proxy with several workers spreads the turns over them."""
+uses a fresh connection, so a proxy with several workers spreads the turns over them; with
+`keepalive` one connection carries them all (one worker serves the whole conversation)."""
+import http.client
 import json
 import sys
-import urllib.request
+import urllib.parse
 
 URL, SCRIPT, MODE, SESSION = sys.argv[1:5]
 MAX = int(sys.argv[5]) if len(sys.argv) > 5 else 30
+KEEPALIVE = sys.argv[6:7] == ["keepalive"]
+TARGET = urllib.parse.urlsplit(URL)
+conn = None
 messages = [{"role": "system", "content": "You are a CI assistant."},
             {"role": "user", "content": f"{SCRIPT}: wait until CI run 42 finishes."}]
 tools = [{"type": "function", "function": {"name": "exec", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
@@ -19,11 +24,18 @@ tools = [{"type": "function", "function": {"name": "exec", "parameters": {"type"
 
 def ask():
     body = {"model": "fake-agent", "messages": messages, "tools": tools, "stream": MODE == "stream"}
-    headers = {"content-type": "application/json", "authorization": "Bearer sk-loopguard-test", "connection": "close"}
+    global conn
+    headers = {"content-type": "application/json", "authorization": "Bearer sk-loopguard-test"}
+    if not KEEPALIVE:
+        headers["connection"] = "close"
     if SESSION != "-":
         headers["x-litellm-session-id"] = SESSION
-    req = urllib.request.Request(URL, data=json.dumps(body).encode(), headers=headers)
-    with urllib.request.urlopen(req, timeout=60) as r:
+    if conn is None or not KEEPALIVE:
+        conn = http.client.HTTPConnection(TARGET.hostname, TARGET.port, timeout=60)
+    conn.request("POST", TARGET.path, body=json.dumps(body).encode(), headers=headers)
+    with conn.getresponse() as r:
+        if r.status != 200:
+            raise SystemExit(f"HTTP {r.status}: {r.read()[:500]!r}")
         if MODE != "stream":
             choice = json.loads(r.read())["choices"][0]
             return choice["message"].get("content"), choice["message"].get("tool_calls") or [], choice["finish_reason"]

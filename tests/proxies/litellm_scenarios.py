@@ -8,7 +8,8 @@ With the default config (OpenClaw's thresholds 10/20): the polling agent's 11th 
 brings the policy's warning to the model as a note on the next request, and its 21st call is
 replaced by the policy's text (finish_reason stop), streaming and non-streaming, with and without
 a session id; a healthy agent is untouched. Each request uses a fresh connection, so the turns of
-one conversation are spread over both workers. Exit 0 = all held."""
+one conversation are spread over both workers (each replays what it did not see), except in the
+one-connection runs, where one worker serves every turn (and feeds only what is new). Exit 0 = all held."""
 import json
 import os
 import socket
@@ -52,8 +53,8 @@ def wait_http(url, proc, what, seconds=120):
     raise SystemExit(f"{what} did not answer {url}")
 
 
-def agent(url, script, mode, session):
-    out = subprocess.run([PY, os.path.join(HERE, "agent.py"), url, script, mode, session, "30"],
+def agent(url, script, mode, session, keepalive=False):
+    out = subprocess.run([PY, os.path.join(HERE, "agent.py"), url, script, mode, session, "30"] + (["keepalive"] if keepalive else []),
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         print(out.stderr[-3000:], file=sys.stderr)
@@ -97,10 +98,10 @@ general_settings: {{master_key: sk-loopguard-test}}
         wait_http(f"http://127.0.0.1:{proxy_port}/health/liveliness", proxy, "litellm")
         url = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
         for mode in ("plain", "stream"):
-            for session in (f"poll-{mode}-session", "-"):
+            for session, keepalive in ((f"poll-{mode}-session", False), ("-", False), (f"poll-{mode}-kept", True)):
                 marker = f"poll-{mode}-{session}"
-                turns = agent(url, f"poll {marker}", mode, session)
-                label = f"{mode}, session {'header' if session != '-' else 'none'}"
+                turns = agent(url, f"poll {marker}", mode, session, keepalive)
+                label = f"{mode}, session {'header' if session != '-' else 'none'}{', one connection' if keepalive else ''}"
                 check(len(turns) == 21, f"{label}: the polling agent stopped at turn {len(turns)} (21 expected)")
                 check(all(t["tool_calls"] == ['{"command": "gh run view 42"}'] for t in turns[:20]),
                       f"{label}: turns 1-20 carry the model's tool call untouched")
