@@ -124,6 +124,32 @@ def compare_taps(client_log, server_log):
         check(m in methods, f"{m} crossed the proxy")
 
 
+def compare_http(client_log, server_log):
+    """The same for HTTP: every exchange the client had crossed to the server with the same method
+    and body bytes, and its response came back byte for byte, except the blocked calls (answered
+    by the proxy) and the one response that carries the warning."""
+    from collections import Counter
+
+    def load(path):
+        with open(path, encoding="utf-8") as f:
+            return [(x["method"], base64.b64decode(x["body"]), base64.b64decode(x["response"])) for x in map(json.loads, f)]
+    client, server = load(client_log), load(server_log)
+    blocked = [x for x in client if BLOCK.split("{")[0].encode() in x[2]]
+    check(len(blocked) == 2, f"the proxy answered 2 calls itself over HTTP ({len(client)} exchanges)")
+    rest = [x for x in client if x not in blocked]
+    check(Counter((m, b) for m, b, _ in rest) == Counter((m, b) for m, b, _ in server),
+          f"client -> server: {len(server)} requests with the same method and body bytes, only the blocked calls held back")
+    warned = [x for x in rest if WARNING.encode() in x[2]]
+    check(len(warned) == 1, "one HTTP response carries the warning")
+    differ = Counter(r for _, _, r in server) - Counter(r for _, _, r in rest)
+    check(len(differ) == 1 and b"Echo: gh run view 42" in next(iter(differ)),
+          "server -> client: every response byte-identical except the warned result")
+    methods = {json.loads(b).get("method") for _, b, _ in server if b.startswith(b"{")}
+    for m in ["initialize", "notifications/initialized", "tools/list", "tools/call", "ping"]:
+        check(m in methods, f"{m} crossed the proxy over HTTP")
+    check(any(b"sampling/createMessage" in r for _, _, r in server), "a server request crossed inside an SSE stream")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -155,19 +181,29 @@ def main():
         anyio.run(scenario, target)
         compare_taps(client_log, server_log)
     else:
-        up, mine = free_port(), free_port()
+        up, mine, tap_up, tap_client = free_port(), free_port(), free_port(), free_port()
+        client_log, server_log = os.path.join(WORK, "http-client.jsonl"), os.path.join(WORK, "http-server.jsonl")
+        for log in (client_log, server_log):
+            open(log, "w").close()
         env = dict(os.environ, PORT=str(up))
-        server_log = open(os.path.join(WORK, "everything.log"), "w")
-        server = subprocess.Popen([NODE, EVERYTHING, "streamableHttp"], env=env, stdout=server_log, stderr=server_log)
-        proxy = subprocess.Popen([LOOPGUARD, "mcp", "--listen", f"127.0.0.1:{mine}", "--upstream", f"http://127.0.0.1:{up}/mcp"],
-                                 stderr=open(os.path.join(WORK, "proxy.log"), "w"))
+        server_log_file = open(os.path.join(WORK, "everything.log"), "w")
+        tap = [sys.executable, os.path.join(HERE, "http_tap.py")]
+        procs = [
+            ("server-everything", up, subprocess.Popen([NODE, EVERYTHING, "streamableHttp"], env=env, stdout=server_log_file, stderr=server_log_file)),
+            ("the server-side tap", tap_up, subprocess.Popen([*tap, str(tap_up), f"http://127.0.0.1:{up}/mcp", server_log])),
+            ("loopguard mcp", mine, subprocess.Popen([LOOPGUARD, "mcp", "--listen", f"127.0.0.1:{mine}", "--upstream", f"http://127.0.0.1:{tap_up}/mcp"],
+                                                     stderr=open(os.path.join(WORK, "proxy.log"), "w"))),
+            ("the client-side tap", tap_client, subprocess.Popen([*tap, str(tap_client), f"http://127.0.0.1:{mine}/mcp", client_log])),
+        ]
         try:
-            wait_port(up, server, "server-everything")
-            wait_port(mine, proxy, "loopguard mcp")
-            anyio.run(scenario, f"http://127.0.0.1:{mine}/mcp")
-            check(proxy.poll() is None, "the proxy is still running")
+            for what, port, proc in procs:
+                wait_port(port, proc, what)
+            anyio.run(scenario, f"http://127.0.0.1:{tap_client}/mcp")
+            time.sleep(1)  # the taps log an exchange when it ends
+            check(procs[2][2].poll() is None, "the proxy is still running")
+            compare_http(client_log, server_log)
         finally:
-            for p in (proxy, server):
+            for _, _, p in reversed(procs):
                 p.terminate()
                 p.wait(10)
     print(f"mcp {TRANSPORT}: {'FAILED ' + str(len(failures)) if failures else 'all passed'}")
