@@ -2,7 +2,7 @@
 """`loopguard mcp` with the official MCP Python SDK (mcp 2.3.0) as the client and the real
 `@modelcontextprotocol/server-everything` 2026.8.31 as the server, over stdio and streamable HTTP.
 
-    mcp_scenarios.py stdio|http LOOPGUARD NODE EVERYTHING_INDEX_JS WORKDIR
+    mcp_scenarios.py stdio|http|modern LOOPGUARD NODE EVERYTHING_INDEX_JS WORKDIR
 
 The proxy runs with its default config (loop detection on, OpenClaw's thresholds 10/20): the 11th
 identical `echo` carries the policy's warning once, the 21st and later are answered by the proxy
@@ -86,6 +86,22 @@ async def scenario(target):
             check(seen["elicitation"] == 1, "a server-initiated elicitation/create is answered through the proxy")
         await c.session.send_ping()
         check(True, "ping")
+
+
+async def modern(target):
+    """2026-07-28 over stdio: no initialize, no session id; the connection is the session."""
+    async with Client(target) as c:
+        check(c.session.protocol_version == "2026-07-28", f"protocol {c.session.protocol_version}")
+        for i in range(1, 23):
+            r = await c.call_tool("exec", {"command": "gh run view 42"})
+            want = ["gh run view 42: status=in_progress"]
+            if i == 11:
+                want = want + [WARNING.replace("echo", "exec")]
+            if i >= 21:
+                check(r.is_error and texts(r) == [BLOCK.replace("echo", "exec").format(n=20)],
+                      f"2026-07-28: exec #{i} blocked with the policy's text (the SDK accepted the result)")
+            else:
+                check(not r.is_error and texts(r) == want, f"2026-07-28: exec #{i} {'warned once' if i == 11 else 'passes'}")
 
 
 def tapped(log):
@@ -180,6 +196,9 @@ def main():
             *tap, server_log, "--", NODE, EVERYTHING, "stdio"])
         anyio.run(scenario, target)
         compare_taps(client_log, server_log)
+    elif TRANSPORT == "modern":
+        target = StdioServerParameters(command=LOOPGUARD, args=["mcp", "--", sys.executable, os.path.join(HERE, "modern_server.py")])
+        anyio.run(modern, target)
     else:
         up, mine, tap_up, tap_client = free_port(), free_port(), free_port(), free_port()
         client_log, server_log = os.path.join(WORK, "http-client.jsonl"), os.path.join(WORK, "http-server.jsonl")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The proxy tests with the real software (installed by scripts/setup-proxies.sh):
 #   1. `loopguard mcp` between the MCP Python SDK 2.3.0 and server-everything 2026.8.31, stdio
-#      and streamable HTTP (mcp_scenarios.py);
+#      and streamable HTTP, and over stdio to an SDK-built server on the 2026-07-28 protocol
+#      (mcp_scenarios.py);
 #   2. the LiteLLM guardrail (`loopguard.litellm`) in LiteLLM proxy 1.108.7 with 2 workers in
 #      front of a scripted fake model (litellm_scenarios.py, fake_model.py, agent.py).
 # About two minutes; everything listens on 127.0.0.1. Usage: tests/proxies/run.sh [mcp|litellm]
@@ -18,7 +19,7 @@ what="${1:-all}"
 if [ "$what" = all ] || [ "$what" = mcp ]; then
     cargo build -q -p loopguard-host --bin loopguard
     EVERYTHING="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    for transport in stdio http; do
+    for transport in stdio http modern; do
         echo "proxies: loopguard mcp ($transport) with the MCP SDK and server-everything" >&2
         "$ROOT/.venv/mcp/bin/python" "$HERE/mcp_scenarios.py" "$transport" "$ROOT/target/debug/loopguard" \
             "$NODE24_BIN/node" "$EVERYTHING" "$WORK" \
