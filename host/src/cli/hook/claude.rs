@@ -7,7 +7,8 @@
 //! | `PostToolUseFailure` | outcome (`error`, thrown) | as `PostToolUse` |
 //! | `PostCompact` | compaction retried | `{}` |
 //! | `SessionEnd` with `reason` `clear` or `logout` | end session | `{}` |
-//! | anything else (`SessionStart`, `PreCompact`, prompts, a `SessionEnd` that `--resume` can continue) | none | `{}` |
+//! | `SessionStart` | none: the policy is loaded (compiled into the cache the first time) | `{}` |
+//! | anything else (`PreCompact`, prompts, a `SessionEnd` that `--resume` can continue) | none | `{}` |
 //!
 //! A failure answers `{}` (fail open) or the deny form (fail closed, before a tool); its reason
 //! goes to stderr.
@@ -30,6 +31,7 @@ pub fn read(input: &Value) -> Result<(Hook, Point), String> {
             (Event::Outcome(Call::from_input(input)?, Outcome::Threw(error.to_string())), Point::AfterTool)
         }
         "PostCompact" => (Event::Compaction, Point::Other),
+        "SessionStart" => (Event::Warm, Point::Other),
         "SessionEnd" => (super::end_event(input), Point::Other),
         _ => (Event::Ignore, Point::Other),
     };

@@ -10,6 +10,7 @@
 //! | `PostToolUseFailure` | outcome (`error`, thrown) | as `PostToolUse` |
 //! | `PostCompact` | compaction retried | `{}` |
 //! | `SessionEnd` with `reason` `clear` or `logout` | end session | `{}` |
+//! | `SessionStart` | none: the policy is loaded (compiled into the cache the first time) | `{}` |
 //! | anything else | none | `{}` |
 
 use serde_json::json;

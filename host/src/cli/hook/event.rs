@@ -26,6 +26,9 @@ pub enum Event {
     Compaction,
     /// The session is over for good (`/clear`, logout): `end-session`, and its state file goes.
     Forget,
+    /// The session starts: load the policy now (compiling it into the cache the first time on a
+    /// machine), so that the first tool call does not pay for it. No policy call.
+    Warm,
     /// An event the guard has nothing to do with (prompts, a plain exit that may be resumed, …).
     Ignore,
 }

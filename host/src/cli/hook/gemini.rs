@@ -6,6 +6,7 @@
 //! | `BeforeTool` | check | deny: `decision:"deny"` + the policy's message as `reason`; stop: the same with `continue:false` + `stopReason` (the tool does not run, the session ends) |
 //! | `AfterTool` | outcome: `tool_response.error` thrown, else `returnDisplay` returned (`llmContent` carries a process-group id that changes every call) | a warning: `hookSpecificOutput.additionalContext` (once); the post-compaction abort: `continue:false` |
 //! | `SessionEnd` with `reason` `clear` or `logout` | end session | `{}` |
+//! | `SessionStart` | none: the policy is loaded (compiled into the cache the first time) | `{}` |
 //! | anything else | none | `{}` |
 //!
 //! `PreCompress` is not mapped: 0.61.0 fires it (`trigger:"auto"`) before every turn whether or
@@ -32,6 +33,7 @@ pub fn read(input: &Value) -> Result<(Hook, Point), String> {
             };
             (Event::Outcome(Call::from_input(input)?, outcome), Point::AfterTool)
         }
+        "SessionStart" => (Event::Warm, Point::Other),
         "SessionEnd" => (super::end_event(input), Point::Other),
         _ => (Event::Ignore, Point::Other),
     };

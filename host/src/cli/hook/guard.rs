@@ -47,7 +47,7 @@ impl Policies<'_> {
 pub fn apply(hook: &Hook, state: &mut Session, policies: &Policies<'_>) -> Result<Reply, String> {
     let session = hook.session.as_str();
     let reply = match &hook.event {
-        Event::Ignore => return Ok(Reply::Nothing),
+        Event::Ignore | Event::Warm => return Ok(Reply::Nothing),
         Event::Check(_) if state.stop.is_some() => return Ok(Reply::Stop(state.stop.clone().unwrap_or_default())),
         Event::Check(call) => {
             let mut gateway = policies.gateway(state)?;

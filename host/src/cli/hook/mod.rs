@@ -62,8 +62,9 @@ pub struct HookArgs {
     /// LOOPGUARD_FAIL_MODE=closed).
     #[arg(long)]
     pub fail_closed: bool,
-    /// The longest the hook may take before it answers in the fail mode (default 2000, or
-    /// $LOOPGUARD_HOOK_TIMEOUT_MS).
+    /// The longest the hook may take before it answers in the fail mode (default 5000, or
+    /// $LOOPGUARD_HOOK_TIMEOUT_MS). A warm call takes milliseconds; the first call on a machine
+    /// compiles the policy (about a second), unless `SessionStart` already did.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: Option<u64>,
     /// Session files kept at most (least recently used go first).
@@ -92,10 +93,11 @@ pub fn run(args: HookArgs) -> anyhow::Result<()> {
     let timeout = args
         .timeout_ms
         .or_else(|| env("LOOPGUARD_HOOK_TIMEOUT_MS").and_then(|v| v.to_str()?.parse().ok()))
-        .unwrap_or(2000);
+        .unwrap_or(5000);
     let started = Instant::now();
     let deadline = started + Duration::from_millis(timeout);
     let host = args.host;
+    let state_dir = args.state_dir.clone();
     let (tx, rx) = mpsc::channel();
     // The work runs on its own thread so that this one can answer at the deadline whatever the
     // work is waiting for (stdin, the lock, the policy).
@@ -121,6 +123,7 @@ pub fn run(args: HookArgs) -> anyhow::Result<()> {
     stdout.flush()?;
     if let Some(line) = &answer.stderr {
         eprintln!("{line}");
+        log_failure(&state_dir_of(host, state_dir.as_deref()), line);
     }
     // Exit now: a worker still waiting (the deadline case) must not keep the CLI waiting.
     std::process::exit(i32::from(answer.exit));
@@ -175,8 +178,11 @@ fn handle(args: &HookArgs, hook: &Hook) -> Result<Reply, String> {
         return Ok(Reply::Nothing);
     }
     let dir = state_dir(args)?;
-    let config = config(args, &dir)?;
     let policy = load_policy(args)?;
+    if hook.event == Event::Warm {
+        return Ok(Reply::Nothing);
+    }
+    let config = config(args, &dir)?;
     let bounds = Bounds {
         max_sessions: args.max_sessions.max(1),
         max_bytes: args.max_state_bytes,
@@ -198,16 +204,39 @@ fn handle(args: &HookArgs, hook: &Hook) -> Result<Reply, String> {
 }
 
 fn state_dir(args: &HookArgs) -> Result<PathBuf, String> {
+    state_dir_of(args.host, args.state_dir.as_deref()).ok_or_else(|| "no state folder: set --state-dir or HOME".into())
+}
+
+fn state_dir_of(host: Host, state_dir: Option<&Path>) -> Option<PathBuf> {
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = args.state_dir.clone().or_else(|| env("LOOPGUARD_STATE_DIR")) {
-        return Ok(dir);
+    if let Some(dir) = state_dir.map(Path::to_path_buf).or_else(|| env("LOOPGUARD_STATE_DIR")) {
+        return Some(dir);
     }
-    let home = env("HOME").ok_or("no state folder: set --state-dir or HOME")?;
-    Ok(match args.host {
+    let home = env("HOME")?;
+    Some(match host {
         Host::ClaudeCode => env("CLAUDE_PLUGIN_DATA").unwrap_or_else(|| home.join(".claude/loopguard")),
         Host::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")).join("loopguard"),
         Host::Gemini => home.join(".gemini/loopguard"),
     })
+}
+
+/// Keeps a failure's line in `errors.log` in the state folder too: the CLIs do not show a
+/// hook's stderr in their non-interactive modes. The log is cut in half past 64 KiB.
+fn log_failure(dir: &Option<PathBuf>, line: &str) {
+    const MAX: u64 = 64 << 10;
+    let Some(dir) = dir else { return };
+    let path = dir.join("errors.log");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX) {
+        if let Ok(bytes) = std::fs::read(&path) {
+            let half = &bytes[bytes.len() / 2..];
+            let cut = half.iter().position(|b| *b == b'\n').map_or(half.len(), |at| at + 1);
+            let _ = std::fs::write(&path, &half[cut..]);
+        }
+    }
+    let when = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+        let _ = writeln!(file, "{when} {line}");
+    }
 }
 
 /// The config document (its name for messages, its text), with tool-loop detection on unless

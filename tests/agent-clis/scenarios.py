@@ -1,0 +1,74 @@
+"""What the policy itself says about a session: the same calls as a trace, `loopguard replay`
+under the same config. The tests compare what the model received with these decisions, so that
+no expected value comes from the hook under test."""
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import clis
+
+POLL = "echo still-running"
+RESULT = {"stdout": "still-running"}
+
+
+@dataclass
+class Decision:
+    call: int  # 1-based call number in the session
+    action: str
+    detector: str | None
+    message: str | None
+    notify: bool
+
+
+def replay(wd: Path, config: str, turns: list[list[tuple[str, dict]]]) -> list[Decision]:
+    """Replays `turns` (each a list of (tool, args) called in parallel: all checks, then all
+    outcomes, as the CLIs run them) and returns the decision of every call. A blocked call has
+    no outcome (the CLIs report none), so the trace is replayed until the blocks it leaves out
+    no longer change."""
+    blocked: set[int] = set()
+    while True:
+        decisions = replay_once(wd, config, turns, blocked)
+        now = {d.call for d in decisions if d.action == "block"}
+        if now == blocked:
+            return decisions
+        blocked = now
+
+
+def replay_once(wd, config, turns, blocked):
+    trace, n = [], 0
+    for calls in turns:
+        ids = []
+        for tool, args in calls:
+            n += 1
+            ids.append((f"c{n}", tool, args))
+            trace.append({"kind": "tool_call", "session": "s", "call_id": f"c{n}", "tool": tool, "args": args})
+        for cid, tool, args in ids:
+            if int(cid[1:]) in blocked:
+                continue
+            trace.append({"kind": "tool_result", "session": "s", "call_id": cid, "tool": tool, "args": args, "result": RESULT})
+    (wd / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in trace))
+    (wd / "replay-config.json").write_text(config)
+    out = subprocess.run(
+        [str(clis.BIN), "replay", "--config", str(wd / "replay-config.json"), str(wd / "trace.jsonl")],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    calls = [d for d in lines if d["kind"] == "tool_call"]
+    return [Decision(i + 1, d["action"], d.get("detector"), d.get("message"), d.get("notify", False)) for i, d in enumerate(calls)]
+
+
+def first(decisions, action, notify=None):
+    return next(d for d in decisions if d.action == action and (notify is None or d.notify == notify))
+
+
+def results_of_call(requests, call: int):
+    """The tool results of turn `call` (one call per turn): carried by the request of turn call+1."""
+    req = next((r for r in requests if r["turn"] == call + 1), None)
+    return None if req is None else req["results"]
+
+
+ENABLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}})
+LOW = json.dumps({"tools": {"loopDetection": {"enabled": True, "warningThreshold": 3, "criticalThreshold": 6,
+                                              "globalCircuitBreakerThreshold": 9}}})
