@@ -72,3 +72,41 @@ def results_of_call(requests, call: int):
 ENABLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}})
 LOW = json.dumps({"tools": {"loopDetection": {"enabled": True, "warningThreshold": 3, "criticalThreshold": 6,
                                               "globalCircuitBreakerThreshold": 9}}})
+
+
+def assert_calls(cli, reqs, decisions, deny_text, upto):
+    """Calls 1..upto ran, or were denied with the policy's text, exactly as the replay says."""
+    for d in decisions[:upto]:
+        results = results_of_call(reqs, d.call)
+        assert results and len(results) == 1, f"call {d.call}: {results}\n{cli.describe()}"
+        if d.action == "block":
+            assert results[0]["text"] == deny_text(d.message), f"call {d.call}: {results}\n{cli.describe()}"
+        else:
+            assert not results[0]["error"] and "CRITICAL" not in results[0]["text"], f"call {d.call}: {results}\n{cli.describe()}"
+
+
+BAD_CONFIG = "{tools: {loopDetection: {warningThreshold: 30, criticalThreshold: 10}}}"
+
+
+def broken(tmp_path, what, mode):
+    """The environment of a broken config or policy, and what a denial must say."""
+    env = {"LOOPGUARD_FAIL_MODE": mode}
+    if what == "config":
+        bad = tmp_path / "bad-config.json5"
+        bad.write_text(BAD_CONFIG)
+        env["LOOPGUARD_CONFIG"] = bad
+        return env, f"invalid config {bad}"
+    bad = tmp_path / "broken.wasm"
+    bad.write_bytes(b"\0asm\x01\0\0\0 not a component")
+    env["LOOPGUARD_POLICY"] = bad
+    return env, f"cannot load policy {bad}"
+
+
+def stopped_after_second_block(decisions):
+    """The decisions as a CLI that cannot end the session shows them: from the policy's second
+    block on, every call is denied with that block's message (the session is over for the guard)."""
+    blocks = [d for d in decisions if d.action == "block"]
+    if len(blocks) < 2:
+        return decisions
+    stop = blocks[1]
+    return [d if d.call <= stop.call else Decision(d.call, "block", stop.detector, stop.message, False) for d in decisions]

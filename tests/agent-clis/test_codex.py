@@ -1,0 +1,80 @@
+"""Codex CLI 0.171.0 with loopguard's plugin (codex plugin marketplace add + plugin add + the
+trust step). Codex cannot end a session from a hook: after the policy's second block every call
+is denied with its message, and the session goes on to the model's final answer."""
+
+import json
+
+import pytest
+
+import clis
+import scenarios as sc
+from scenarios import POLL
+
+
+def deny_text(cmd):
+    return lambda message: f"Command blocked by PreToolUse hook: {message}. Command: {cmd}"
+
+
+@pytest.fixture
+def codex(tmp_path, plugins):
+    return clis.Codex(tmp_path, plugins).install()
+
+
+def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_denied_to_the_end(codex, tmp_path):
+    p, reqs = codex.session({"FAKE_TURNS": 30})
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": POLL})]] * 30))
+    assert sc.first(decisions, "block").call == 21
+    sc.assert_calls(codex, reqs, decisions, deny_text(POLL), 30)
+    assert max(r["turn"] for r in reqs) == 31 and p.returncode == 0, codex.describe()
+    warn = sc.first(decisions, "warn", notify=True)
+    by_turn = {r["turn"]: r["all"] for r in reqs}
+    assert warn.message not in by_turn[warn.call], codex.describe()
+    assert by_turn[31].count(warn.message) == 1, codex.describe()
+
+
+def test_a_ping_pong_between_two_reads_is_blocked(codex, tmp_path):
+    (codex.proj / "a.txt").write_text("alpha\n")
+    (codex.proj / "b.txt").write_text("beta\n")
+    config = tmp_path / "low.json"
+    config.write_text(sc.LOW)
+    cmds = ["cat a.txt", "cat b.txt"]
+    p, reqs = codex.session({"FAKE_TURNS": 16, "FAKE_CMDS": json.dumps(cmds)}, env={"LOOPGUARD_CONFIG": config})
+    calls = [[("Bash", {"command": cmds[i % 2]})] for i in range(16)]
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.LOW, calls))
+    assert sc.first(decisions, "block").detector == "ping_pong"
+    for d in decisions:
+        sc.assert_calls(codex, reqs, [d], deny_text(cmds[(d.call - 1) % 2]), 1)
+
+
+def test_three_parallel_calls_per_turn_lose_no_count(codex, tmp_path):
+    p, reqs = codex.session({"FAKE_TURNS": 10, "FAKE_PARALLEL": 3})
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": POLL})] * 3] * 10))
+    blocks = {d.call for d in decisions if d.action == "block"}
+    for turn in range(1, 11):
+        results = next(r["results"] for r in reqs if r["turn"] == turn + 1)
+        denied = sum(r["text"].startswith("Command blocked by PreToolUse hook") for r in results)
+        assert len(results) == 3, codex.describe()
+        assert denied == len([c for c in blocks if 3 * turn - 3 < c <= 3 * turn]), f"turn {turn}: {results}"
+
+
+def test_a_resumed_session_keeps_its_counts(codex, tmp_path):
+    p, first_reqs = codex.session({"FAKE_TURNS": 8})
+    thread = next(json.loads(line)["thread_id"] for line in p.stdout.splitlines() if '"thread.started"' in line)
+    p, reqs = codex.session({"FAKE_TURNS": 24}, args=["resume", thread], prompt="go on")
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": POLL})]] * 24))
+    assert min(r["turn"] for r in reqs) == 9, codex.describe()
+    sc.assert_calls(codex, [r for r in reqs if r["turn"] > 9] + first_reqs, decisions, deny_text(POLL), 24)
+
+
+@pytest.mark.parametrize("mode", ["open", "closed"])
+@pytest.mark.parametrize("what", ["config", "policy"])
+def test_a_broken_config_or_policy_answers_in_the_fail_mode(codex, tmp_path, mode, what):
+    env, said = sc.broken(tmp_path, what, mode)
+    p, reqs = codex.session({"FAKE_TURNS": 3}, env=env)
+    for call in (1, 2, 3):
+        results = sc.results_of_call(reqs, call)
+        assert results and len(results) == 1, codex.describe()
+        if mode == "open":
+            assert results[0]["text"].endswith("still-running\n"), codex.describe()
+        else:
+            assert said in results[0]["text"] and "fail mode is closed" in results[0]["text"], codex.describe()
