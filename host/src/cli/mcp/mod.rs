@@ -48,10 +48,10 @@ pub struct Mcp {
     #[arg(long)]
     pub fail_closed: bool,
     /// Serve streamable HTTP on this address (with --upstream) instead of stdio.
-    #[arg(long, value_name = "ADDR", requires = "upstream")]
+    #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
     /// The MCP server's streamable-HTTP endpoint (http://HOST:PORT/PATH).
-    #[arg(long, value_name = "URL", requires = "listen")]
+    #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
     /// The stdio MCP server to run, after `--`.
     #[arg(last = true, value_name = "SERVER COMMAND")]
@@ -63,8 +63,14 @@ pub fn run(args: Mcp) -> anyhow::Result<i32> {
     let http = match (&args.listen, &args.upstream, args.command.is_empty()) {
         (Some(listen), Some(upstream), true) => Some((*listen, upstream.clone())),
         (None, None, false) => None,
-        (Some(_), _, false) => bail!("mcp: give either --listen/--upstream or a server command after `--`, not both"),
-        _ => bail!("mcp needs a server command after `--` (stdio) or --listen ADDR --upstream URL (HTTP)"),
+        (Some(_), _, false) | (_, Some(_), false) => {
+            bail!("mcp: give either --listen/--upstream or a server command after `--`, not both")
+        }
+        (Some(_), None, true) => bail!("mcp --listen needs --upstream URL (the MCP server's HTTP endpoint)"),
+        (None, Some(_), true) => bail!("mcp --upstream needs --listen ADDR (where the proxy serves)"),
+        (None, None, true) => {
+            bail!("mcp needs a server command after `--` (stdio) or --listen ADDR --upstream URL (HTTP)")
+        }
     };
     let config = match &args.config {
         Some(path) => {
@@ -90,5 +96,33 @@ pub fn run(args: Mcp) -> anyhow::Result<i32> {
     match http {
         Some((listen, upstream)) => http::run(guard, listen, &upstream).map(|()| 0),
         None => stdio::run(guard, &args.command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(args: &[&str]) -> String {
+        let cli = match crate::cli::parse(args.iter().map(|s| s.to_string())) {
+            Ok(Ok(cli)) => cli,
+            other => panic!("{args:?} did not parse: {other:?}"),
+        };
+        let Some(crate::cli::Command::Mcp(m)) = cli.command else { panic!("not mcp") };
+        format!("{:#}", run(m).expect_err("refused"))
+    }
+
+    #[test]
+    fn a_transport_that_is_missing_or_half_given_is_named() {
+        for (args, says) in [
+            (&["mcp"][..], "mcp needs a server command after `--`"),
+            (&["mcp", "--listen", "127.0.0.1:0"][..], "--listen needs --upstream"),
+            (&["mcp", "--upstream", "http://127.0.0.1:1/mcp"][..], "--upstream needs --listen"),
+            (&["mcp", "--listen", "127.0.0.1:0", "--upstream", "http://h/mcp", "--", "x"][..], "not both"),
+            (&["mcp", "--config", "/nonexistent/c.json", "--", "x"][..], "cannot read config /nonexistent/c.json"),
+        ] {
+            let error = refused(args);
+            assert!(error.contains(says), "{args:?}: {error}");
+        }
     }
 }
