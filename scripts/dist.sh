@@ -9,6 +9,7 @@
 #   dist/loopguard-<v>.tgz              npm `loopguard` (the policy prebuilt and transpiled inside)
 #   dist/loopguard-<v>-*.whl, .tar.gz   PyPI `loopguard` wheel (manylinux, abi3) and sdist
 #   dist/openclaw-loopguard-<v>.tgz     the OpenClaw plugin (npm `loopguard` bundled inside)
+#   dist/agent-plugins/                 Claude Code, Codex and Gemini CLI plugins (dist/loopguard inside)
 #   dist/loopguard-host-<v>.crate, dist/loopguard-transcripts-<v>.crate   the Rust crates
 #
 # Installs what it needs first (scripts/setup.sh). Native artifacts use the `dist` profile.
@@ -46,6 +47,9 @@ cargo build --locked --profile dist -p loopguard-host --bin loopguard >&2
 cp "$ROOT/target/dist/loopguard" "$DIST/loopguard"
 DIGEST="$("$DIST/loopguard" inspect "$DIST/loopguard_policy.wasm" | sed -n 's/^digest: //p')"
 printf '%s  loopguard_policy.wasm\n' "$DIGEST" > "$DIST/loopguard_policy.wasm.blake3"
+
+say "the agent-CLI plugins (scripts/pack-agent-plugins.sh)"
+bash scripts/pack-agent-plugins.sh "$DIST/agent-plugins" "$DIST/loopguard"
 
 say "npm loopguard (packages/node: npm ci, transpile, npm pack)"
 (

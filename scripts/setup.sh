@@ -50,5 +50,7 @@ say "wasm-tools: $(wasm-tools --version)"
 # shellcheck source=setup-openclaw.sh
 . "$ROOT/scripts/setup-openclaw.sh"
 bash "$ROOT/scripts/setup-redis.sh"
+# shellcheck source=setup-agent-clis.sh
+. "$ROOT/scripts/setup-agent-clis.sh"
 # shellcheck source=setup-proxies.sh
 . "$ROOT/scripts/setup-proxies.sh"

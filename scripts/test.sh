@@ -75,6 +75,9 @@ bash tests/proxies/run.sh
 stage "three replicas sharing a real redis-server (tests/replicas/run.sh)"
 bash tests/replicas/run.sh
 
+stage "Claude Code, Codex and Gemini CLI with loopguard's plugins (tests/agent-clis/run.sh)"
+bash tests/agent-clis/run.sh
+
 stage "end to end in the real OpenClaw gateway (tests/e2e/run.sh)"
 bash tests/e2e/run.sh
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# loopguard in the real agent CLIs (issue 49): Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI
+# 0.61.0, each with loopguard's plugin installed by its own plugin commands, each with its own
+# HOME against a scripted fake model on 127.0.0.1 (fake-model.mjs); plus `loopguard hook` alone
+# (concurrent processes, bounds, fail modes, deadline). About 3 minutes.
+#
+#   tests/agent-clis/run.sh [pytest args]
+#
+# The binary inside the plugins: $LOOPGUARD_BIN, else dist/loopguard (scripts/dist.sh), else the
+# release build (built here when missing). The CLIs come from scripts/setup-agent-clis.sh.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+# shellcheck source=../../scripts/setup-agent-clis.sh
+. "$ROOT/scripts/setup-agent-clis.sh"
+if [ -z "${LOOPGUARD_BIN:-}" ]; then
+    if [ -x "$ROOT/dist/loopguard" ]; then
+        LOOPGUARD_BIN="$ROOT/dist/loopguard"
+    else
+        [ -x "$ROOT/target/release/loopguard" ] || cargo build -q --release -p loopguard-host --bin loopguard
+        LOOPGUARD_BIN="$ROOT/target/release/loopguard"
+    fi
+fi
+export LOOPGUARD_BIN NODE22_BIN
+PY="$ROOT/.venv/bin/python"
+"$PY" -m pytest -q -p no:cacheprovider tests/agent-clis "$@"

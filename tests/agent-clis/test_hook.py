@@ -1,0 +1,134 @@
+"""`loopguard hook` on its own, as the CLIs call it: concurrent processes on one session, the
+state folder's bounds, the fail modes and the deadline. No CLI needed."""
+
+import fcntl
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+import clis
+import scenarios as sc
+
+SESSION = "11111111-2222-3333-4444-555555555555"
+
+
+def event(name, call_id, **more):
+    return {"session_id": SESSION, "hook_event_name": name, "tool_name": "Bash",
+            "tool_input": {"command": sc.POLL}, "tool_use_id": call_id, **more}
+
+
+def start(state, payload, *args, env=None):
+    p = subprocess.Popen([str(clis.BIN), "hook", "claude-code", "--state-dir", str(state), *args],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, **(env or {})})
+    p.stdin.write(json.dumps(payload) if isinstance(payload, dict) else payload)
+    p.stdin.close()
+    return p
+
+
+def finish(p):
+    out, err = p.stdout.read(), p.stderr.read()
+    p.wait(timeout=30)
+    return p.returncode, out, err
+
+
+@pytest.mark.parametrize("parallel", [3, 10])
+def test_concurrent_hook_processes_on_one_session_lose_no_count(tmp_path, parallel):
+    rounds = 30 // parallel
+    state = tmp_path / "state"
+    config = tmp_path / "config.json"
+    config.write_text(sc.ENABLED)
+    env = {"LOOPGUARD_CONFIG": str(config)}
+    denied_per_round = []
+    n = 0
+    for _ in range(rounds):
+        ids = [f"t{n + i}" for i in range(parallel)]
+        n += parallel
+        pres = [finish(p) for p in [start(state, event("PreToolUse", i), env=env) for i in ids]]
+        for rc, out, err in pres:
+            assert rc == 0 and err == "", (rc, out, err)
+        denied = [i for i, (_, out, _) in zip(ids, pres) if '"permissionDecision":"deny"' in out]
+        denied_per_round.append(len(denied))
+        ran = [i for i in ids if i not in denied]
+        posts = [finish(p) for p in [start(state, event("PostToolUse", i, tool_response=sc.RESULT), env=env) for i in ran]]
+        for rc, out, err in posts:
+            assert rc == 0 and err == "", (rc, out, err)
+    decisions = sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": sc.POLL})] * parallel] * rounds)
+    expected = [sum(d.action == "block" for d in decisions[r * parallel:(r + 1) * parallel]) for r in range(rounds)]
+    assert denied_per_round == expected
+    files = sorted(p.name for p in state.iterdir())
+    assert [f for f in files if f.endswith(".state")] and not [f for f in files if f.endswith((".bad", ".log")) or ".tmp" in f], files
+    for f in state.glob("*.state"):
+        assert f.read_bytes().startswith(b"loopguard-hook-state 1\n")
+
+
+def test_the_state_folder_keeps_at_most_max_sessions_files(tmp_path):
+    state = tmp_path / "state"
+    for i in range(12):
+        payload = {**event("PreToolUse", "t"), "session_id": f"session-{i}"}
+        rc, out, err = finish(start(state, payload, "--max-sessions", "5"))
+        assert rc == 0 and err == "", err
+        assert len(list(state.glob("*.state"))) <= 5
+
+
+def test_the_state_folder_keeps_at_most_max_state_bytes(tmp_path):
+    state = tmp_path / "state"
+    for i in range(8):
+        payload = {**event("PreToolUse", "t"), "session_id": f"session-{i}"}
+        finish(start(state, payload, "--max-state-bytes", "3000"))
+    sizes = [f.stat().st_size for f in state.glob("*.state")]
+    # The cut is made before the new session is written.
+    assert len(sizes) < 8 and sum(sizes) - max(sizes) <= 3000, sizes
+
+
+def test_an_expired_session_is_deleted_when_a_new_one_comes(tmp_path):
+    state = tmp_path / "state"
+    finish(start(state, event("PreToolUse", "t1")))
+    [old] = state.glob("*.state")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    finish(start(state, {**event("PreToolUse", "t2"), "session_id": "another"}, "--expire-hours", "24"))
+    assert not old.exists() and len(list(state.glob("*.state"))) == 1
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_bad_stdin_answers_in_the_fail_mode_with_one_line_on_stderr(tmp_path, closed):
+    args = ["--fail-closed"] if closed else []
+    rc, out, err = finish(start(tmp_path, "{not json", *args))
+    assert err.count("\n") == 1 and "the event on stdin is not JSON" in err, err
+    assert (rc, out) == ((2, "") if closed else (0, "{}\n"))
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_an_unreadable_state_file_answers_in_the_fail_mode_and_is_moved_aside(tmp_path, closed):
+    finish(start(tmp_path, event("PreToolUse", "t1")))
+    [path] = tmp_path.glob("*.state")
+    path.write_bytes(b"torn")
+    rc, out, err = finish(start(tmp_path, event("PreToolUse", "t2"), *(["--fail-closed"] if closed else [])))
+    assert rc == 0 and "unreadable state file" in err and err.count("\n") == 1, err
+    assert ('"permissionDecision":"deny"' in out) == closed, out
+    assert path.with_suffix(".bad").exists()
+    rc, out, err = finish(start(tmp_path, event("PreToolUse", "t3")))
+    assert (rc, out, err) == (0, "{}\n", "")
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_the_hook_answers_by_its_deadline_when_the_state_is_locked(tmp_path, closed):
+    finish(start(tmp_path, event("PreToolUse", "t1")))
+    with open(tmp_path / "state.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        began = time.monotonic()
+        rc, out, err = finish(start(tmp_path, event("PreToolUse", "t2"), "--timeout-ms", "300", *(["--fail-closed"] if closed else [])))
+        took = time.monotonic() - began
+    assert took < 2.0 and "no answer within 300 ms" in err, (took, err)
+    assert ('"permissionDecision":"deny"' in out) == closed, out
+
+
+def test_an_invalid_config_is_named_by_its_path(tmp_path):
+    bad = tmp_path / "config.json5"
+    bad.write_text(sc.BAD_CONFIG)
+    rc, out, err = finish(start(tmp_path / "state", event("PreToolUse", "t1"), "--config", str(bad)))
+    assert rc == 0 and out == "{}\n" and f"invalid config {bad}" in err and "criticalThreshold" in err, err
