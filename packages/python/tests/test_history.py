@@ -56,7 +56,7 @@ def test_arguments_that_are_not_json_are_kept_as_a_string_and_unpaired_results_s
         {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "t", "arguments": "{not json"}}]},
         {"role": "tool", "tool_call_id": "zzz", "content": "orphan"},
     ]}
-    lines, calls = _history.events("s", _history.history(data))
+    lines, calls = _history.events("s", _history.strict(_history.history(data)))
     assert calls == [0] and len(lines) == 1
     assert json.loads(lines[0])["args"] == "{not json"
 
@@ -127,3 +127,18 @@ def test_cursors_and_open_requests_stay_under_their_caps():
             r.start(f"r{i}", f"s{i}", chat(3))
         assert len(r.cursors) <= 8 and len(r.open) <= 16
         assert g.stats().sessions <= 8 + 16
+
+
+def test_arguments_that_are_not_json_are_replayed_as_strings_not_dropped():
+    from loopguard._replay import HistoryReplay
+
+    broken = {"messages": [{"role": "user", "content": "x"}]}
+    for i in range(20):
+        broken["messages"] += [
+            {"role": "assistant", "tool_calls": [{"id": f"c{i}", "function": {"name": "exec", "arguments": "{oops"}}]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": RESULT},
+        ]
+    with LoopGuard({"tools": {"loopDetection": {"enabled": True}}}) as g:
+        r = HistoryReplay(g)
+        r.start("r1", "s", broken)
+        assert r.decide("r1", broken, [("next", "exec", "{oops")])[0]["action"] == "block"

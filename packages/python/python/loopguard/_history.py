@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 Call = tuple[str, str, str]
 
 
-def _args_text(arguments: Any) -> str:
+def args_text(arguments: Any) -> str:
     """The arguments as JSON text: a model's JSON string as it is when it parses, else the value
     (a mapping, or a string that is not JSON) serialized."""
     if isinstance(arguments, str):
@@ -30,6 +30,18 @@ def _args_text(arguments: Any) -> str:
     return json.dumps(arguments, separators=(",", ":"))
 
 
+def _args_fast(arguments: Any) -> str:
+    """Like ``args_text`` without parsing a string: models send JSON, and a replay that meets
+    one that is not fails as a whole and is redone with ``strict`` (parsing every argument string
+    costs more than the policy's whole replay of a long history)."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, separators=(",", ":"))
+
+
+def strict(steps: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``steps`` with every call's arguments checked (a string that is not JSON becomes a string)."""
+    return [("call", (i[0], i[1], args_text(i[2]))) if k == "call" else (k, i) for k, i in steps]
+
+
 def _chat(messages: Iterable[Any]) -> Iterator[tuple[str, Any]]:
     for m in messages:
         if not isinstance(m, Mapping):
@@ -39,12 +51,12 @@ def _chat(messages: Iterable[Any]) -> Iterator[tuple[str, Any]]:
             for tc in m.get("tool_calls") or ():
                 fn = tc.get("function") or tc
                 if tc.get("id") and fn.get("name"):
-                    yield "call", (str(tc["id"]), str(fn["name"]), _args_text(fn.get("arguments") or "{}"))
+                    yield "call", (str(tc["id"]), str(fn["name"]), _args_fast(fn.get("arguments") or "{}"))
             content = m.get("content")
             if isinstance(content, list):  # Anthropic assistant blocks
                 for b in content:
                     if isinstance(b, Mapping) and b.get("type") == "tool_use" and b.get("id") and b.get("name"):
-                        yield "call", (str(b["id"]), str(b["name"]), _args_text(b.get("input") or {}))
+                        yield "call", (str(b["id"]), str(b["name"]), _args_fast(b.get("input") or {}))
         elif role == "tool" and m.get("tool_call_id"):
             yield "result", (str(m["tool_call_id"]), m.get("content"), False)
         elif role == "user" and isinstance(m.get("content"), list):
@@ -59,7 +71,7 @@ def _responses(items: Iterable[Any]) -> Iterator[tuple[str, Any]]:
             continue
         kind = it.get("type")
         if kind == "function_call" and it.get("call_id") and it.get("name"):
-            yield "call", (str(it["call_id"]), str(it["name"]), _args_text(it.get("arguments") or "{}"))
+            yield "call", (str(it["call_id"]), str(it["name"]), _args_fast(it.get("arguments") or "{}"))
         elif kind == "function_call_output" and it.get("call_id"):
             yield "result", (str(it["call_id"]), it.get("output"), False)
 
@@ -102,12 +114,20 @@ def events(
     lines: list[str] = []
     call_lines: list[int] = []
     calls = {} if calls is None else calls
+    quoted: dict[str, str] = {}  # tool names and call ids as JSON strings, each encoded once
+
+    def q(text: str) -> str:
+        j = quoted.get(text)
+        if j is None:
+            j = quoted[text] = json.dumps(text)
+        return j
+
     for kind, item in steps:
         if kind == "call":
             cid, tool, args = item
             calls[cid] = (tool, args)
             call_lines.append(len(lines))
-            lines.append(f'{{"kind":"tool_call","session":{s},"tool":{json.dumps(tool)},"args":{args},"call_id":{json.dumps(cid)}}}')
+            lines.append(f'{{"kind":"tool_call","session":{s},"tool":{q(tool)},"args":{args},"call_id":{q(cid)}}}')
         else:
             cid, content, is_error = item
             if cid not in calls:
@@ -115,8 +135,8 @@ def events(
             tool, args = calls[cid]
             key = "error" if is_error else "result"
             lines.append(
-                f'{{"kind":"tool_result","session":{s},"tool":{json.dumps(tool)},"args":{args},'
-                f'"call_id":{json.dumps(cid)},"{key}":{json.dumps(content, separators=(",", ":"))}}}'
+                f'{{"kind":"tool_result","session":{s},"tool":{q(tool)},"args":{args},'
+                f'"call_id":{q(cid)},"{key}":{json.dumps(content, separators=(",", ":"))}}}'
             )
     return lines, call_lines
 

@@ -106,7 +106,7 @@ class HistoryReplay:
             # Evicted or taken over: replay this request on its own.
             self.start(rid, None, data)
             op = self.open.pop(rid)
-        verdicts = self._apply(_history.proposed(op.key, calls)) if calls else []
+        verdicts = self._apply(op.key, calls) if calls else []
         verdicts += [None] * (len(calls) - len(verdicts))
         cursor = op.cursor
         if cursor is None:
@@ -148,22 +148,33 @@ class HistoryReplay:
 
     def _feed(self, key: str, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]) -> dict[str, Any]:
         """Feeds ``steps``; each call's decision line (decoded only when asked for)."""
-        lines, call_lines = _history.events(key, steps, calls)
-        if not lines:
-            return {}
-        out = self._decisions(lines)
+        out, call_lines = self._decisions(key, steps, calls)
         ids = [item[0] for kind, item in steps if kind == "call"]
         return {cid: out[i] if i < len(out) else None for cid, i in zip(ids, call_lines)}
 
-    def _decisions(self, lines: list[str]) -> list[str]:
-        try:
-            return self.guard.apply_events("\n".join(lines)).splitlines()
-        except LoopGuardError as e:
-            print(f"loopguard: history not replayed: {e}", file=sys.stderr)
-            return []
+    def _decisions(
+        self, key: str, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]
+    ) -> tuple[list[str], list[int]]:
+        """The decision lines of ``steps`` and the index of each call's. Arguments that are not
+        JSON fail the first pass and are fixed on a second (``_history.strict``); if the policy
+        still refuses the input, nothing is decided and the reason is logged."""
+        error: Optional[LoopGuardError] = None
+        for attempt in (1, 2):
+            if attempt == 2:
+                steps = _history.strict(steps)
+                calls = {cid: (tool, _history.args_text(args)) for cid, (tool, args) in calls.items()}
+            lines, call_lines = _history.events(key, steps, dict(calls))
+            if not lines:
+                return [], []
+            try:
+                return self.guard.apply_events("\n".join(lines)).splitlines(), call_lines
+            except LoopGuardError as e:
+                error = e
+        print(f"loopguard: history not replayed: {error}", file=sys.stderr)
+        return [], []
 
-    def _apply(self, lines: list[str]) -> list[Verdict]:
-        return [_history.decision(x) for x in self._decisions(lines)]
+    def _apply(self, key: str, calls: list[_history.Call]) -> list[Verdict]:
+        return [_history.decision(x) for x in self._decisions(key, [("call", c) for c in calls], {})[0]]
 
     def _mark(self, cursor: _Cursor, conversation: list[Any]) -> None:
         cursor.consumed = len(conversation)
