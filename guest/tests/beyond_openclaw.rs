@@ -72,6 +72,17 @@ fn session_scope_keeps_the_history_across_runs() {
     assert!(actions(per_run, &trace).iter().all(|x| x == "allow"));
 }
 
+/// Memory stays bounded: a session of 5,000 calls keeps `historySize` entries (issue 50).
+#[test]
+fn a_long_session_keeps_at_most_history_size_calls() {
+    let config = r#"{loopguard: {preset: "recommended", historySize: 200}}"#;
+    let mut gw = Gateway::from_config(config).expect("valid config");
+    let trace: String = (0..5000).map(|i| search("s", &format!("page {i}"), &format!("Page {i}."))).collect();
+    gw.apply_events(&trace, 1).expect("valid trace");
+    let trail = gw.session("s").expect("the session").trail();
+    assert_eq!(trail.entries().len(), 200);
+}
+
 /// With no preset, every example trace decides exactly as its expected output says, and so it
 /// does with every detector of issue 50 named and switched off.
 #[test]

@@ -47,6 +47,11 @@ impl Session {
     }
 
     /// The history of the detectors beyond OpenClaw (empty unless they are on).
+    pub fn trail(&self) -> &Trail {
+        &self.trail
+    }
+
+    /// The history of the detectors beyond OpenClaw, to record into.
     pub fn trail_mut(&mut self) -> &mut Trail {
         &mut self.trail
     }
