@@ -110,3 +110,13 @@ def stopped_after_second_block(decisions):
         return decisions
     stop = blocks[1]
     return [d if d.call <= stop.call else Decision(d.call, "block", stop.detector, stop.message, False) for d in decisions]
+
+
+def transcripts_first_block(wd: Path, history: Path):
+    """`loopguard transcripts --json` on the history a CLI wrote: the first block's call number."""
+    (wd / "transcripts-config.json").write_text(ENABLED)
+    out = subprocess.run([str(clis.BIN), "transcripts", "--config", str(wd / "transcripts-config.json"), "--json", str(history)],
+                         capture_output=True, text=True)
+    sessions = [json.loads(line) for line in out.stdout.splitlines() if '"type":"session"' in line]
+    assert len(sessions) == 1 and out.returncode == 0, out
+    return sessions[0]["first_block"]

@@ -47,6 +47,8 @@ def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_the_session_en
     assert warn.message not in by_turn[warn.call], claude.describe()
     assert by_turn[warn.call + 1].count(warn.message) == 1, claude.describe()
     assert by_turn[block.call + 1].count(warn.message) == 1, claude.describe()
+    # loopguard transcripts on the history the CLI wrote finds the block at the same call.
+    assert sc.transcripts_first_block(tmp_path, claude.home / ".claude" / "projects")["call"] == block.call
 
 
 def test_a_ping_pong_between_two_reads_is_blocked_under_the_plugin_data_config(claude, tmp_path):

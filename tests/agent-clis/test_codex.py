@@ -30,6 +30,8 @@ def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_denied_to_the_
     by_turn = {r["turn"]: r["all"] for r in reqs}
     assert warn.message not in by_turn[warn.call], codex.describe()
     assert by_turn[31].count(warn.message) == 1, codex.describe()
+    # loopguard transcripts on the history the CLI wrote finds the block at the same call.
+    assert sc.transcripts_first_block(tmp_path, codex.home / ".codex" / "sessions")["call"] == sc.first(decisions, "block").call
 
 
 def test_a_ping_pong_between_two_reads_is_blocked(codex, tmp_path):

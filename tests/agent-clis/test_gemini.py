@@ -48,6 +48,8 @@ def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_the_session_en
     by_turn = {r["turn"]: r["all"] for r in reqs}
     assert warn.message not in by_turn[warn.call], gemini.describe()
     assert by_turn[blocks[1].call].count(warn.message) == 1, gemini.describe()
+    # loopguard transcripts on the history the CLI wrote finds the block at the same call.
+    assert sc.transcripts_first_block(tmp_path, gemini.home / ".gemini" / "tmp")["call"] == blocks[0].call
 
 
 def test_a_ping_pong_between_two_reads_is_blocked(gemini, tmp_path):
