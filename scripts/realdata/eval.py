@@ -160,13 +160,13 @@ def grid(cli, files, policy, labels, ncalls) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path)
-    ap.add_argument("--cli", help="a built `loopguard` binary (default: target/release, then target/debug)")
+    ap.add_argument("--cli", help="a built `loopguard` binary (default: the newer of target/release and target/debug)")
     ap.add_argument("--policy", help="a policy component to use instead of the binary's embedded one")
     ap.add_argument("--split", default="report", choices=("report", "tune", "all"))
     ap.add_argument("--tune", action="store_true", help="print the threshold grid on the tune split")
     a = ap.parse_args()
-    cli = a.cli or next((str(p) for p in (ROOT / "target/release/loopguard", ROOT / "target/debug/loopguard")
-                         if p.exists()), None)
+    built = [p for p in (ROOT / "target/release/loopguard", ROOT / "target/debug/loopguard") if p.exists()]
+    cli = a.cli or (str(max(built, key=lambda p: p.stat().st_mtime)) if built else None)
     if not cli:
         sys.exit("no loopguard binary: build one with `cargo build -p loopguard-host --bin loopguard`")
     sessions, files = load(data_dir(a.data))
