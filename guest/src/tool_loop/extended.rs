@@ -16,7 +16,7 @@ use super::trail::{Entry, Out, Trail};
 use super::{growing_args, ladder, lap_cycle, same_error, same_result};
 use crate::config::detection::Detection;
 use crate::config::volatile::reads_as_error;
-use crate::digest::{key_digest, tag};
+use crate::digest::{key_digest, name_id, tag};
 use crate::input::json_value_with;
 use crate::json::{Json, LoneKeys};
 
@@ -53,7 +53,8 @@ pub fn check(
     let findings = findings(d, trail, call.tool, facts, &aim);
     let verdict = join(base, findings);
     ladder::after_call(trail, verdict.action, verdict.action != ToolAction::Allow);
-    trail.push(Entry { tool: facts.tool_id, args: facts.args, sketch: aim, out: Out::Pending }, d.history_size);
+    let entry = Entry { tool: facts.tool_id, args: facts.args, sketch: aim, out: Out::Pending, exact: 0 };
+    trail.push(entry, d.history_size);
     verdict
 }
 
@@ -82,7 +83,8 @@ pub fn outcome(
     if let Some(v) = parsed {
         strings(v, &mut args);
     }
-    trail.attach(&facts.args, classify(d, outcome, &args));
+    let (out, exact) = classify(d, outcome, &args);
+    trail.attach(&facts.args, out, exact);
     if matches!(base, OutcomeVerdict::Abort { .. }) {
         return base;
     }
@@ -123,8 +125,9 @@ fn join(base: ToolVerdict, found: Vec<Finding>) -> ToolVerdict {
 }
 
 /// The class of an outcome: infrastructure errors, errors by class, empty results, nothing
-/// found, or the result with volatile fields stripped.
-pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> Out {
+/// found, or the result with volatile fields stripped; for an error, also the id of its text
+/// with volatile fields stripped (0 otherwise).
+pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> (Out, u64) {
     let (v, error) = match outcome {
         Outcome::Result(v) => (v, false),
         Outcome::Error(v) => (v, true),
@@ -134,17 +137,19 @@ pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> Out {
     let rules = &d.rules;
     if error || reads_as_error(&text) {
         if rules.is_infrastructure(&text) {
-            return Out::Infrastructure;
+            return (Out::Infrastructure, 0);
         }
-        return Out::Error(key_digest(tag::ERROR, &[b"class", rules.error_class(&text, args).as_bytes()]));
+        let class = key_digest(tag::ERROR, &[b"class", rules.error_class(&text, args).as_bytes()]);
+        return (Out::Error(class), name_id(&rules.strip_volatile(&text)).max(1));
     }
-    if text.trim().is_empty() {
+    let out = if text.trim().is_empty() {
         Out::Neutral
     } else if rules.is_nothing_found(&text) {
         Out::Nothing
     } else {
         Out::Result(key_digest(tag::RESULT, &[b"stripped", rules.strip_volatile(&text).as_bytes()]))
-    }
+    };
+    (out, 0)
 }
 
 /// The text of an outcome: its string and number leaves, one per line, without `type` tags.

@@ -48,15 +48,17 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, aim: &Sketch, 
 /// The largest count of one error class among the last [`LOOKBACK`] calls, over the classes
 /// `tool_id` produced, with that class. Calls of this tool aimed elsewhere (`aim`: another
 /// entity, or a text overlapping by less than `overlap` percent) are not counted: trying each
-/// payment method once is exploration.
+/// payment method once is exploration, unless the error is word for word the newest one.
 pub fn streak(entries: &VecDeque<Entry>, tool_id: u64, aim: &Sketch, overlap: u8) -> Option<(u32, Digest)> {
     let mut aims = Aims::new(aim, overlap);
+    // The newest error of this tool, word for word: its repeats count whatever their aim.
+    let exact = entries.iter().rev().take(LOOKBACK).find(|e| e.tool == tool_id && e.exact != 0).map(|e| e.exact);
     let kept: Vec<&Entry> = entries
         .iter()
         .rev()
         .take(LOOKBACK)
         .filter(|e| {
-            let on_aim = e.tool != tool_id || aims.includes(&e.sketch);
+            let on_aim = e.tool != tool_id || aims.includes(&e.sketch) || Some(e.exact) == exact;
             if on_aim && e.tool == tool_id {
                 aims.add(e.sketch);
             }
@@ -104,6 +106,23 @@ mod tests {
         let es = [entry(1, 1, err(7)), entry(2, 2, err(7))];
         assert_eq!(of(&es, 2), Some((false, 3)));
         assert_eq!(of(&es, 3), None, "a tool that never failed so is not warned");
+    }
+
+    #[test]
+    fn another_entity_is_exploration_unless_the_error_is_word_for_word_the_same() {
+        let pay = |p: &str| {
+            let text = format!(r#"{{"payment_id":"{p}"}}"#);
+            Sketch::of(&crate::input::json_value_with(&text, "a", Default::default()).expect("JSON"))
+        };
+        let attempt = |p: &str, exact: u64| Entry { sketch: pay(p), exact, ..entry(1, 1, err(7)) };
+        let es: VecDeque<Entry> = [attempt("card_1", 11), attempt("card_2", 12)].into_iter().collect();
+        assert_eq!(
+            streak(&es, 1, &pay("card_3"), 10).map(|s| s.0),
+            Some(1),
+            "each card tried once: only the newest counts"
+        );
+        let es: VecDeque<Entry> = [attempt("card_1", 11), attempt("card_2", 11)].into_iter().collect();
+        assert_eq!(streak(&es, 1, &pay("card_1"), 10).map(|s| s.0), Some(2), "the same error word for word");
     }
 
     #[test]

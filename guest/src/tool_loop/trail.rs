@@ -55,6 +55,9 @@ pub struct Entry {
     pub sketch: Sketch,
     /// Its outcome class.
     pub out: Out,
+    /// For an error: its text with only volatile fields stripped, hashed (0 otherwise). The
+    /// same error word for word is no progress whatever the arguments were.
+    pub exact: u64,
 }
 
 /// One session's trail.
@@ -93,10 +96,11 @@ impl Trail {
     }
 
     /// Gives the newest pending call with `args` its outcome; `false` when there is none.
-    pub fn attach(&mut self, args: &Digest, out: Out) -> bool {
+    pub fn attach(&mut self, args: &Digest, out: Out, exact: u64) -> bool {
         match self.entries.iter_mut().rev().find(|e| e.args == *args && e.out == Out::Pending) {
             Some(e) => {
                 e.out = out;
+                e.exact = exact;
                 true
             }
             None => false,
@@ -117,7 +121,7 @@ impl Trail {
 /// Test helpers: an entry from small numbers.
 #[cfg(test)]
 pub(crate) fn entry(tool: u8, args: u8, out: Out) -> Entry {
-    Entry { tool: tool as u64, args: [args; 16], sketch: Sketch::default(), out }
+    Entry { tool: tool as u64, args: [args; 16], sketch: Sketch::default(), out, exact: 0 }
 }
 
 /// A result class from a small number.
@@ -143,10 +147,10 @@ mod tests {
             t.push(entry(1, i % 2, Out::Pending), 4);
         }
         assert_eq!(t.entries().len(), 4);
-        assert!(t.attach(&[1; 16], res(7)));
+        assert!(t.attach(&[1; 16], res(7), 0));
         assert_eq!(t.entries()[3].out, res(7));
         assert_eq!(t.entries()[1].out, Out::Pending, "only the newest");
-        assert!(!t.attach(&[9; 16], res(7)));
+        assert!(!t.attach(&[9; 16], res(7), 0));
     }
 
     #[test]
