@@ -57,4 +57,13 @@ class Tap(BaseHTTPRequestHandler):
     do_GET = do_POST = do_DELETE = relay
 
 
-ThreadingHTTPServer(("127.0.0.1", PORT), Tap).serve_forever()
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A peer that closes its connection (the port probe, a client ending its session) is normal.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+Server(("127.0.0.1", PORT), Tap).serve_forever()
