@@ -49,7 +49,8 @@ mod swap;
 
 pub use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupRound, GroupStart, GroupStep,
-    GroupThread, KeyedDecision, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    GroupThread, KeyedDecision, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome,
+    ToolVerdict,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use gateway::Gateway;

@@ -68,7 +68,9 @@ pub enum Command {
     Transcripts(Transcripts),
     /// Serve one hook event of Claude Code, Codex or Gemini CLI: the event on stdin, the answer
     /// on stdout (see docs/AGENT-CLIS.md).
-    #[command(override_usage = "loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]")]
+    #[command(
+        override_usage = "loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]"
+    )]
     Hook(hook::HookArgs),
     /// Run an MCP server behind the loop guard: stdio (`-- <server command…>`) or streamable
     /// HTTP (`--listen ADDR --upstream URL`); every message passes untouched except a blocked

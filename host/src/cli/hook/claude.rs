@@ -19,7 +19,7 @@ use super::event::{Answer, Call, Event, Hook, Outcome, Point, Reply};
 
 /// Reads one Claude Code hook event.
 pub fn read(input: &Value) -> Result<(Hook, Point), String> {
-    let (session, name) = super::session_and_name(input)?;
+    let (session, name) = super::event::session_and_name(input)?;
     let (event, point) = match name {
         "PreToolUse" => (Event::Check(Call::from_input(input)?), Point::BeforeTool),
         "PostToolUse" => {
@@ -32,7 +32,7 @@ pub fn read(input: &Value) -> Result<(Hook, Point), String> {
         }
         "PostCompact" => (Event::Compaction, Point::Other),
         "SessionStart" => (Event::Warm, Point::Other),
-        "SessionEnd" => (super::end_event(input), Point::Other),
+        "SessionEnd" => (super::event::end_event(input), Point::Other),
         _ => (Event::Ignore, Point::Other),
     };
     Ok((Hook { session, event }, point))
@@ -58,7 +58,7 @@ pub fn render(point: Point, name: &str, reply: &Reply) -> Answer {
         (Point::AfterTool, Reply::Stop(reason)) => Answer::json(json!({"continue": false, "stopReason": reason,
             "hookSpecificOutput": {"hookEventName": name, "additionalContext": reason}})),
         (Point::BeforeTool, Reply::Failed { reason, closed: true }) => {
-            Answer { stderr: Some(reason.clone()), ..Answer::json(deny(&super::fail_closed_text(reason))) }
+            Answer { stderr: Some(reason.clone()), ..Answer::json(deny(&super::event::fail_closed_text(reason))) }
         }
         (_, Reply::Failed { reason, .. }) => Answer { stderr: Some(reason.clone()), ..Answer::empty() },
         _ => Answer::empty(),

@@ -31,7 +31,7 @@ pub fn render(point: Point, name: &str, reply: &Reply) -> Answer {
             Answer::json(json!({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}))
         }
         (Point::BeforeTool, Reply::Failed { reason, closed: true }) => {
-            Answer { stderr: Some(reason.clone()), ..Answer::json(deny(&super::fail_closed_text(reason))) }
+            Answer { stderr: Some(reason.clone()), ..Answer::json(deny(&super::event::fail_closed_text(reason))) }
         }
         (_, Reply::Failed { reason, .. }) => Answer { stderr: Some(reason.clone()), ..Answer::empty() },
         _ => Answer::empty(),

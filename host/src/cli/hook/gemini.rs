@@ -19,7 +19,7 @@ use super::event::{Answer, Call, Event, Hook, Outcome, Point, Reply};
 
 /// Reads one Gemini CLI hook event.
 pub fn read(input: &Value) -> Result<(Hook, Point), String> {
-    let (session, name) = super::session_and_name(input)?;
+    let (session, name) = super::event::session_and_name(input)?;
     let (event, point) = match name {
         "BeforeTool" => (Event::Check(Call::from_input(input)?), Point::BeforeTool),
         "AfterTool" => {
@@ -34,7 +34,7 @@ pub fn read(input: &Value) -> Result<(Hook, Point), String> {
             (Event::Outcome(Call::from_input(input)?, outcome), Point::AfterTool)
         }
         "SessionStart" => (Event::Warm, Point::Other),
-        "SessionEnd" => (super::end_event(input), Point::Other),
+        "SessionEnd" => (super::event::end_event(input), Point::Other),
         _ => (Event::Ignore, Point::Other),
     };
     Ok((Hook { session, event }, point))
@@ -54,7 +54,7 @@ pub fn render(point: Point, name: &str, reply: &Reply) -> Answer {
             "hookSpecificOutput": {"hookEventName": name, "additionalContext": reason}})),
         (Point::BeforeTool, Reply::Failed { reason, closed: true }) => Answer {
             stderr: Some(reason.clone()),
-            ..Answer::json(json!({"decision": "deny", "reason": super::fail_closed_text(reason)}))
+            ..Answer::json(json!({"decision": "deny", "reason": super::event::fail_closed_text(reason)}))
         },
         (_, Reply::Failed { reason, .. }) => Answer { stderr: Some(reason.clone()), ..Answer::empty() },
         _ => Answer::empty(),

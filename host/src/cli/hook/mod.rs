@@ -281,24 +281,3 @@ fn load_policy(args: &HookArgs) -> Result<Policy, String> {
         None => Policy::embedded().map_err(|e| format!("cannot load the embedded policy: {e}")),
     }
 }
-
-/// The `session_id` and `hook_event_name` every CLI sends.
-fn session_and_name(input: &Value) -> Result<(String, &str), String> {
-    let name = input.get("hook_event_name").and_then(Value::as_str).ok_or("the event has no hook_event_name")?;
-    let session = input.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty());
-    Ok((session.ok_or("the event has no session_id")?.to_string(), name))
-}
-
-/// A `SessionEnd`: `/clear` and logout end a session for good; any other end (the process
-/// exits) may be resumed, so the session's counts stay until they expire.
-fn end_event(input: &Value) -> Event {
-    match input.get("reason").and_then(Value::as_str) {
-        Some("clear" | "logout") => Event::Forget,
-        _ => Event::Ignore,
-    }
-}
-
-/// What the model reads when a failing hook denies a call (fail mode closed).
-fn fail_closed_text(reason: &str) -> String {
-    format!("{reason}; this tool call is blocked because loopguard's fail mode is closed.")
-}
