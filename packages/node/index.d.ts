@@ -1,7 +1,10 @@
 // Types of the `loopguard` package (loopguard:policy@1.x). Every failure is a LoopGuardError.
 
-/** Why a call failed: the policy's own kinds, or `policy` for the policy file or instance. */
-export type ErrorKind = 'config' | 'input' | 'snapshot' | 'too-large' | 'policy';
+/**
+ * Why a call failed: the policy's own kinds, `policy` for the policy file or instance, `store`
+ * for a StoredLoopGuard decision refused because the store failed and `storeFailClosed` is set.
+ */
+export type ErrorKind = 'config' | 'input' | 'snapshot' | 'too-large' | 'policy' | 'store';
 
 export class LoopGuardError extends Error {
   constructor(kind: ErrorKind, path: string, reason: string, options?: ErrorOptions);
@@ -258,4 +261,81 @@ export class Supervisor {
   swap(policy: string | Uint8Array, options?: { expectDigest?: string | null }): Promise<{ ok: true; value: SwapReport } | { ok: false; error: LoopGuardError }>;
   /** Stops the policy and timers (saving a changed state unless `save: false`); returns the last snapshot. */
   stop(options?: { save?: boolean }): Uint8Array | null;
+}
+
+export interface StoreOptions {
+  /**
+   * Where the state lives: `redis://[user:pass@]host:port[/db]` or `rediss://…` (Valkey or
+   * Redis >= 7.0, shared by the replicas), or `memory` (this process: the same path, one node).
+   */
+  store: string;
+  /** Prefix of every store key (default `lg:1:`); a key is `<prefix>{<state key>}`. */
+  storePrefix?: string;
+  /** Time to live of every write, seconds (default 3600): longer than the longest window + cooldown. */
+  storeTtlS?: number;
+  /** How long a decision waits for the store before it is made on local state, ms (default 20). */
+  storeDeadlineMs?: number;
+  /** When the store fails: refuse the decision (a LoopGuardError of kind `store`) instead of deciding on local state. */
+  storeFailClosed?: boolean;
+  /** More ioredis options (`tls`, `username`, `password`, …); the store's own timeouts and queueing win. */
+  redisOptions?: Record<string, unknown>;
+  /** Where the one line per failure episode goes (default: stderr). */
+  log?: (message: string) => void;
+}
+
+/** One decision of a StoredLoopGuard. */
+export interface StoredDecision {
+  /** The decision line (as `applyEvents` writes it); null when refused. */
+  decision: string | null;
+  /** The state key it was decided on (`bot["a","c"]`, `session["s"]`, `group[…]`). */
+  key: string;
+  /** The key's version after the write: the commit order of the key's decisions. */
+  version: number;
+  /** On the store's state, on this replica's local state (the store failed), or refused. */
+  via: 'store' | 'local' | 'refused';
+  /** Compare-and-set conflicts retried. */
+  retries: number;
+}
+
+export interface StoreStats {
+  /** `memory` or the store's URL without credentials. */
+  backend: string;
+  onStore: number;
+  onLocal: number;
+  refused: number;
+  casRetries: number;
+  storeErrors: number;
+  unreadable: number;
+  episodes: number;
+  /** True while a failure episode lasts. */
+  degraded: boolean;
+  localKeys: number;
+}
+
+/**
+ * One replica of a scaled-out gateway: the same calls as LoopGuard, each deciding on its key's
+ * state in a store the replicas share (read, decide, compare-and-set, retry on conflict), so the
+ * budgets count across replicas. Calls return Promises. A store failure never rejects a call: the
+ * decision is made on local state (or refused with `storeFailClosed`) and counted in `stats()`.
+ */
+export class StoredLoopGuard {
+  constructor(config: Config, options: StoreOptions);
+  static load(wasm: string | URL | Uint8Array | ArrayBuffer, config: Config, options: StoreOptions & LoadOptions): Promise<StoredLoopGuard>;
+  readonly policy: PolicyInfo;
+  /** One trace event (a JSON line) decided on its key's state. */
+  decide(event: string, line?: number): Promise<StoredDecision>;
+  beforeToolCall(call: ToolCallInput): Promise<ToolVerdict>;
+  afterToolOutcome(call: ToolCallInput, outcome: ToolOutcomeInput): Promise<OutcomeVerdict>;
+  afterCompactionRetry(session: string, run?: string, agent?: string): Promise<CompactionVerdict>;
+  /** Forgets the session's local state; its stored state expires with the TTL. */
+  endSession(session: string): void;
+  onBotMessage(message: BotMessageInput): Promise<BotVerdict>;
+  startGroupThread(thread: GroupThreadInput, peer: string, text: string): Promise<GroupStart>;
+  finishGroupRound(thread: GroupThreadInput, replies: { agent: string; reply?: string | null }[]): Promise<GroupStep>;
+  cancelGroupThread(thread: GroupThreadInput): Promise<GroupStep>;
+  applyEvents(jsonl: string, firstLine?: number): Promise<string>;
+  stats(): StoreStats;
+  readonly closed: boolean;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }

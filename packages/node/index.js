@@ -13,6 +13,11 @@
 //   const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } }); // one per process
 //   const verdict = guard.beforeToolCall({ session: 's1', tool: 'read', args: { path: '/a' } });
 //   if (verdict.action === 'block') return verdict.message; // hand it to the model as the result
+//
+// Several replicas sharing one budget (docs/SCALING.md): the same calls, awaited.
+//   const shared = new StoredLoopGuard(config, { store: 'redis://127.0.0.1:6379' });
+//   const v = await shared.beforeToolCall({ session: 's1', tool: 'read', args: { path: '/a' } });
 export { LoopGuard, replay, versions } from './lib/guard.js';
 export { LoopGuardError } from './lib/errors.js';
 export { Supervisor } from './lib/supervisor.js';
+export { StoredLoopGuard } from './lib/stored.js';

@@ -7,11 +7,13 @@
  * - `config`, `input`, `snapshot`, `too-large`: the policy's own error kinds (bad config,
  *   malformed arguments, an unreadable snapshot, an oversized value);
  * - `policy`: the policy file or instance (missing, corrupt, wrong interface, wrong digest,
- *   trapped, disposed).
+ *   trapped, disposed);
+ * - `store`: a StoredLoopGuard decision refused because the store failed and
+ *   `storeFailClosed` is set.
  */
 export class LoopGuardError extends Error {
   /**
-   * @param {'config' | 'input' | 'snapshot' | 'too-large' | 'policy'} kind
+   * @param {'config' | 'input' | 'snapshot' | 'too-large' | 'policy' | 'store'} kind
    * @param {string} path
    * @param {string} reason
    * @param {ErrorOptions} [options]

@@ -1,0 +1,383 @@
+// StoredLoopGuard: one replica of a scaled-out gateway, its loop-guard state kept in a store the
+// replicas share (Valkey/Redis), so that a pair budget of 20 is 20 across all replicas and a tool
+// loop spread over them is seen whole (docs/SCALING.md).
+//
+// The policy decides, the store keeps. Each decision is the Rust host's loop
+// (host/src/store/decide.rs), step for step:
+//
+// | step | call |
+// |---|---|
+// | which key | the policy's `state-key` on the event (one trace line) |
+// | read | GET `<prefix>{<state key>}` (store.js) |
+// | decide | the policy's `decide-keyed` on the blob read |
+// | write back | CAS_SCRIPT at the version read; on a conflict, decide again on the value it returned |
+//
+// Why a class of its own and not an option of LoopGuard: LoopGuard's calls are synchronous and a
+// store answers asynchronously, so every call here returns a Promise of the verdict LoopGuard's
+// call of the same name returns. Decisions of one key in this process run one after the other
+// in call order (only replicas contend for a key); different keys run concurrently.
+//
+// When the store fails (down, slow past the deadline, full, a value this policy cannot read) the
+// decision is made on this replica's local state (a MemoryStore, the same path), or refused with
+// `storeFailClosed`; it is counted in stats(), logged once per episode, and the store is tried
+// again at the next decision, then after 5, 20, 80 ms and every 250 ms while it keeps failing.
+import { botMessage, configText, errorValue, groupThread, json, optionalString, policyInfo, requireString, toolCall } from './convert.js';
+import { LoopGuardError, policyCall } from './errors.js';
+import * as ev from './keyed-events.js';
+import { getDefaultPolicy, loadPolicy } from './policy.js';
+import { MemoryStore, RedisStore, StoreError } from './store.js';
+
+/** Set by `load` for the one constructor call it makes (the constructor stays synchronous). */
+let policyForNextGuard = null;
+
+const RETRY_AFTER_MS = 250;
+const MAX_RETRIES = 1_000;
+
+export class StoredLoopGuard {
+  #gateway;
+  #policy;
+  #store;
+  #local = new MemoryStore();
+  #o;
+  #episode = null;
+  /** state key → the last decision queued on it (decisions of one key run in call order) */
+  #chains = new Map();
+  #line = 0;
+  #stats = { onStore: 0, onLocal: 0, refused: 0, casRetries: 0, storeErrors: 0, unreadable: 0, episodes: 0 };
+
+  /**
+   * @param {string | object} config the same config as LoopGuard's
+   * @param {import('../index.js').StoreOptions} options
+   */
+  constructor(config, options) {
+    const policy = policyForNextGuard ?? getDefaultPolicy();
+    policyForNextGuard = null;
+    this.#o = storeOptions(options);
+    const text = configText(config ?? '{}');
+    const gateway = policyCall(() => policy.exports.guard.Gateway.create(text), 'create');
+    if (typeof gateway.stateKey !== 'function' || typeof gateway.decideKeyed !== 'function') {
+      gateway[Symbol.dispose]?.();
+      throw new LoopGuardError('policy', policy.source, `implements loopguard:policy@${policy.interfaceVersion}; a shared store needs 1.1 or later (state-key, decide-keyed)`);
+    }
+    this.#gateway = gateway;
+    this.#policy = policy;
+    const { store, storePrefix, deadlineMs, redisOptions } = this.#o;
+    this.#store = store === 'memory' ? new MemoryStore() : new RedisStore(store, { prefix: storePrefix, deadlineMs, redisOptions });
+  }
+
+  /**
+   * A StoredLoopGuard of the policy component in `wasm` instead of the default policy.
+   * @param {string | URL | Uint8Array | ArrayBuffer} wasm
+   * @param {string | object} config
+   * @param {import('../index.js').StoreOptions & { expectDigest?: string }} options
+   */
+  static async load(wasm, config, options) {
+    storeOptions(options);
+    const policy = await loadPolicy(wasm, { expectDigest: options?.expectDigest });
+    policyForNextGuard = policy;
+    try {
+      return new StoredLoopGuard(config, options);
+    } finally {
+      policyForNextGuard = null;
+    }
+  }
+
+  /** The active policy: its versions, digest and source. */
+  get policy() {
+    return policyInfo(this.#policy);
+  }
+
+  /**
+   * Decides one trace event (a JSON line of docs/spec/trace-format.md) on its key's state.
+   * Rejects only as the policy does (a malformed event): never because of the store.
+   * @param {string} event
+   * @param {number} [line] the line number the decision carries (default: a counter)
+   * @returns {Promise<import('../index.js').StoredDecision>}
+   */
+  decide(event, line) {
+    let text;
+    let n;
+    let key;
+    try {
+      text = requireString(event, 'event');
+      n = line ?? (this.#line = (this.#line % 0xffffffff) + 1);
+      if (!Number.isInteger(n) || n < 1 || n > 0xffffffff) throw new LoopGuardError('input', 'line', `must be an integer from 1 to 4294967295, not ${String(n)}`);
+      key = this.#call((g) => g.stateKey(text), 'state-key');
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const before = this.#chains.get(key);
+    const run = before ? before.then(() => this.#decideNow(key, text, n)) : this.#decideNow(key, text, n);
+    const tail = run.then(
+      () => {},
+      () => {},
+    );
+    this.#chains.set(key, tail);
+    tail.then(() => {
+      if (this.#chains.get(key) === tail) this.#chains.delete(key);
+    });
+    return run;
+  }
+
+  /** @param {import('../index.js').ToolCallInput} call */
+  async beforeToolCall(call) {
+    return ev.toolVerdict(await this.#typed(ev.toolCallLine(toolCall(call))));
+  }
+
+  /**
+   * @param {import('../index.js').ToolCallInput} call
+   * @param {import('../index.js').ToolOutcomeInput} outcome
+   */
+  async afterToolOutcome(call, outcome) {
+    if (outcome === null || typeof outcome !== 'object') {
+      throw new LoopGuardError('input', 'outcome', 'must be an object with `result` or `error`');
+    }
+    let o;
+    if (outcome.error !== undefined) o = { tag: 'threw', val: json(errorValue(outcome.error), 'outcome.error') };
+    else if (outcome.result !== undefined) o = { tag: 'returned', val: json(outcome.result, 'outcome.result') };
+    else if (outcome.resultJson !== undefined) o = { tag: 'returned', val: requireString(outcome.resultJson, 'outcome.resultJson') };
+    else return { action: 'ignored' }; // as LoopGuard: an undefined result has no hash
+    const c = toolCall(call);
+    return ev.outcomeVerdict(await this.#typed(ev.toolResultLine(c, o)), c.tool);
+  }
+
+  /** @param {string} session @param {string} [run] @param {string} [agent] */
+  async afterCompactionRetry(session, run, agent) {
+    const line = ev.compactionLine(requireString(session, 'session'), optionalString(run, 'run'), optionalString(agent, 'agent'));
+    return ev.compactionVerdict(await this.#typed(line));
+  }
+
+  /**
+   * Forgets the session's local fallback state. Its state in the store is left to expire with
+   * the store's TTL (another replica may still be deciding on it).
+   * @param {string} session
+   */
+  endSession(session) {
+    const s = requireString(session, 'session');
+    this.#local.delete(this.#call((g) => g.stateKey(`{"kind":"compaction","session":${JSON.stringify(s)}}`), 'state-key'));
+  }
+
+  /** @param {import('../index.js').BotMessageInput} msg */
+  async onBotMessage(msg) {
+    return ev.botVerdict(await this.#typed(ev.botMessageLine(botMessage(msg))));
+  }
+
+  /** @param {import('../index.js').GroupThreadInput} thread @param {string} peer @param {string} text */
+  async startGroupThread(thread, peer, text) {
+    const line = ev.groupMessageLine(groupThread(thread), requireString(peer, 'peer'), requireString(text, 'text'));
+    return ev.groupStartVerdict(await this.#typed(line));
+  }
+
+  /** @param {import('../index.js').GroupThreadInput} thread @param {{ agent: string, reply?: string | null }[]} replies */
+  async finishGroupRound(thread, replies) {
+    if (!Array.isArray(replies)) throw new LoopGuardError('input', 'replies', 'must be an array of { agent, reply }');
+    const t = groupThread(thread);
+    const list = replies.map((r, i) => ({ agent: requireString(r?.agent, `replies[${i}].agent`), reply: optionalString(r?.reply, `replies[${i}].reply`) }));
+    return ev.groupStepVerdict(await this.#typed(ev.groupRepliesLine(t, list)));
+  }
+
+  /** @param {import('../index.js').GroupThreadInput} thread */
+  async cancelGroupThread(thread) {
+    return ev.groupStepVerdict(await this.#typed(ev.groupCancelLine(groupThread(thread))));
+  }
+
+  /**
+   * Decides trace events (JSON Lines) one by one in order, each on its key's state; returns the
+   * decision lines. Blank lines are skipped but counted in the numbering.
+   * @param {string} jsonl
+   * @param {number} [firstLine]
+   */
+  async applyEvents(jsonl, firstLine = 1) {
+    const lines = requireString(jsonl, 'jsonl').split('\n');
+    let out = '';
+    for (let i = 0; i < lines.length; i++) {
+      const text = lines[i].replace(/\r$/, '');
+      if (text.trim() === '') continue;
+      const d = await this.decide(text, firstLine + i);
+      if (d.decision === null) throw refusedError(d.key, `line ${firstLine + i}`);
+      out += d.decision;
+    }
+    return out;
+  }
+
+  /** Counters for health checks and metrics (the Rust host's StoreStats, camelCase). */
+  stats() {
+    return { backend: this.#store.describe(), ...this.#stats, degraded: this.#episode !== null, localKeys: this.#local.size };
+  }
+
+  /** True once `close()` ran. */
+  get closed() {
+    return this.#gateway === null;
+  }
+
+  /** Waits for the decisions under way, closes the store's connection, frees the gateway. */
+  async close() {
+    await Promise.all(this.#chains.values());
+    const gateway = this.#gateway;
+    this.#gateway = null;
+    await this.#store.close();
+    gateway?.[Symbol.dispose]();
+  }
+
+  [Symbol.asyncDispose]() {
+    return this.close();
+  }
+
+  // ---- the decision loop ----
+
+  async #typed(line) {
+    const d = await this.decide(line);
+    if (d.decision === null) throw refusedError(d.key, 'store');
+    return JSON.parse(d.decision);
+  }
+
+  async #decideNow(key, event, line) {
+    const start = performance.now();
+    if (this.#episode !== null && start < this.#episode.nextTry) return this.#fallback(key, event, line);
+    let d;
+    try {
+      d = await this.#onStore(key, event, line, start);
+    } catch (e) {
+      if (!(e instanceof StoreError)) throw e;
+      if (e.kind === 'unreadable') {
+        this.#stats.unreadable += 1;
+        this.#o.log(`loopguard: ${this.#store.describe()} key ${key}: ${e.message}; this decision is made on local state`);
+      } else {
+        this.#failed(e, start);
+      }
+      return this.#fallback(key, event, line);
+    }
+    this.#recovered();
+    this.#stats.onStore += 1;
+    return d;
+  }
+
+  async #onStore(key, event, line, start) {
+    let current = await this.#store.get(key);
+    let retries = 0;
+    for (;;) {
+      const [decision, blob] = this.#decideOn(event, line, current);
+      const r = await this.#store.cas(key, current.version, blob, this.#o.ttlMs);
+      if (r.written !== undefined) return { decision, key, version: r.written, via: 'store', retries };
+      retries += 1;
+      this.#stats.casRetries += 1;
+      const spent = performance.now() - start;
+      if (retries > MAX_RETRIES || spent > this.#o.deadlineMs) {
+        throw new StoreError('timeout', `${retries} conflicting writes in ${spent.toFixed(1)} ms`);
+      }
+      current = r.conflict;
+      // From the second conflict in a row, a random pause of up to 2 ms: replicas hammering one
+      // key otherwise fall into step, and one of them can lose every race.
+      if (retries >= 2) await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(retries - 1, 3))));
+    }
+  }
+
+  /** The decision on local state (none, failing closed). Synchronous: it cannot interleave. */
+  #fallback(key, event, line) {
+    if (this.#episode !== null) this.#episode.localDecisions += 1;
+    if (this.#o.failClosed) {
+      this.#stats.refused += 1;
+      return { decision: null, key, version: 0, via: 'refused', retries: 0 };
+    }
+    const current = this.#local.get(key);
+    let decided;
+    try {
+      decided = this.#decideOn(event, line, current);
+    } catch (e) {
+      if (e instanceof StoreError) throw new LoopGuardError('snapshot', key, e.message);
+      throw e;
+    }
+    const r = this.#local.cas(key, current.version, decided[1], this.#o.ttlMs);
+    this.#stats.onLocal += 1;
+    return { decision: decided[0], key, version: r.written ?? current.version, via: 'local', retries: 0 };
+  }
+
+  /** The policy's decision on `current` and the blob to write (empty: nothing to keep). */
+  #decideOn(event, line, current) {
+    const state = current.blob.length > 0 ? current.blob : undefined;
+    let d;
+    try {
+      d = this.#call((g) => g.decideKeyed(event, line, state), 'decide-keyed');
+    } catch (e) {
+      if (e instanceof LoopGuardError && e.kind === 'snapshot') throw new StoreError('unreadable', e.reason);
+      throw e;
+    }
+    return [d.decision, d.state ?? new Uint8Array(0)];
+  }
+
+  #failed(e, now) {
+    this.#stats.storeErrors += 1;
+    const ep = this.#episode;
+    if (ep !== null) {
+      ep.failures += 1;
+      ep.nextTry = now + backoff(ep.failures);
+      return;
+    }
+    this.#stats.episodes += 1;
+    const mode = this.#o.failClosed ? 'refusing decisions (storeFailClosed)' : 'deciding on local state';
+    this.#o.log(`loopguard: ${this.#store.describe()} failed (${e.message}); ${mode} until it answers`);
+    this.#episode = { since: now, nextTry: now, failures: 1, localDecisions: 0 };
+  }
+
+  #recovered() {
+    const ep = this.#episode;
+    if (ep === null) return;
+    this.#episode = null;
+    const s = ((performance.now() - ep.since) / 1000).toFixed(1);
+    this.#o.log(`loopguard: ${this.#store.describe()} answers again after ${s} s; ${ep.localDecisions} decisions were made without it`);
+    this.#local.clear();
+  }
+
+  #call(fn, what) {
+    const gateway = this.#gateway;
+    if (gateway === null) throw new LoopGuardError('policy', 'gateway', 'this StoredLoopGuard was closed; create a new one');
+    return policyCall(() => fn(gateway), what);
+  }
+}
+
+/** Decisions stay local this long after `failures` failed tries in a row (decide.rs's backoff). */
+function backoff(failures) {
+  return failures <= 1 ? 0 : Math.min(5 * 4 ** (failures - 2), RETRY_AFTER_MS);
+}
+
+function refusedError(key, where) {
+  return new LoopGuardError('store', where, `the store failed and storeFailClosed is set: no decision for ${key}`);
+}
+
+/** Checks the options once, at construction; each error names its option. */
+function storeOptions(options) {
+  if (options === null || typeof options !== 'object') {
+    throw new LoopGuardError('input', 'options', 'must be an object with `store` ("redis://host:port" or "memory")');
+  }
+  const store = options.store;
+  if (store !== 'memory') {
+    let ok = false;
+    try {
+      ok = typeof store === 'string' && ['redis:', 'rediss:'].includes(new URL(store).protocol);
+    } catch {}
+    if (!ok) throw new LoopGuardError('input', 'options.store', `must be "memory" or a redis://[user:pass@]host:port[/db] (or rediss://) URL, not ${JSON.stringify(store)}`);
+  }
+  const int = (name, dflt, max) => {
+    const v = options[name] ?? dflt;
+    if (!Number.isInteger(v) || v < 1 || v > max) throw new LoopGuardError('input', `options.${name}`, `must be an integer from 1 to ${max}, not ${String(v)}`);
+    return v;
+  };
+  const prefix = options.storePrefix ?? 'lg:1:';
+  if (typeof prefix !== 'string') throw new LoopGuardError('input', 'options.storePrefix', 'must be a string');
+  if (options.storeFailClosed !== undefined && typeof options.storeFailClosed !== 'boolean') {
+    throw new LoopGuardError('input', 'options.storeFailClosed', 'must be true or false');
+  }
+  if (options.log !== undefined && typeof options.log !== 'function') throw new LoopGuardError('input', 'options.log', 'must be a function (message) => void');
+  if (options.redisOptions !== undefined && (options.redisOptions === null || typeof options.redisOptions !== 'object')) {
+    throw new LoopGuardError('input', 'options.redisOptions', 'must be an object of ioredis options (tls, username, password, …)');
+  }
+  return {
+    store,
+    storePrefix: prefix,
+    ttlMs: int('storeTtlS', 3600, 30 * 86400) * 1000,
+    deadlineMs: int('storeDeadlineMs', 20, 60_000),
+    failClosed: options.storeFailClosed === true,
+    redisOptions: options.redisOptions,
+    log: options.log ?? ((m) => process.stderr.write(`${m}\n`)),
+  };
+}
