@@ -1,0 +1,161 @@
+// StoredLoopGuard when the store fails (issue 52), against a real redis-server: stopped with
+// SIGSTOP, killed and restarted, full (maxmemory), holding a value this policy cannot read, down
+// with storeFailClosed; and interop with the Rust CLI replica on one key (a value written by one
+// is read by the other: the same script and value format). redis-server and the CLI are
+// required: a missing one fails with a message saying how to get it (redis-server.mjs).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { LoopGuardError, replay, StoredLoopGuard } from '../index.js';
+import { loopguardCli, resp, startRedis } from './redis-server.mjs';
+import { CONFIG, verdict } from './storm.mjs';
+
+const pairEvent = (i, conversation = 'c1') =>
+  JSON.stringify({ kind: 'bot_message', channel: 'slack', account: 'T1', conversation, sender: i % 2 ? 'B' : 'A', receiver: i % 2 ? 'A' : 'B', ts_ms: 1_000_000 + i * 100, event_id: `m${i}` });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+describe('the store fails', () => {
+  let redis;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(() => redis?.close());
+
+  it('stopped (SIGSTOP), then killed and restarted: decisions go on locally within the deadline and come back to the store', async () => {
+    const logs = [];
+    const guard = new StoredLoopGuard(CONFIG, { store: redis.url, storePrefix: 'lg:f:', storeDeadlineMs: 20, log: (m) => logs.push(m) });
+    let i = 0;
+    const vias = [];
+    const slowest = { local: 0 };
+    const step = async () => {
+      const t = performance.now();
+      const d = await guard.decide(pairEvent(i++));
+      const ms = performance.now() - t;
+      if (d.via === 'local') slowest.local = Math.max(slowest.local, ms);
+      vias.push(d.via);
+      return d;
+    };
+    const untilStore = async (limitMs) => {
+      const end = Date.now() + limitMs;
+      while (Date.now() < end) {
+        if ((await step()).via === 'store') return true;
+        await sleep(10);
+      }
+      return false;
+    };
+    for (let k = 0; k < 20; k++) assert.equal((await step()).via, 'store');
+
+    redis.stop();
+    for (let k = 0; k < 30; k++) {
+      assert.equal((await step()).via, 'local', `decision ${i} while the store is stopped`);
+      await sleep(5);
+    }
+    assert.equal(guard.stats().degraded, true);
+    redis.cont();
+    assert.ok(await untilStore(2000), 'back on the store after SIGCONT');
+    for (let k = 0; k < 10; k++) assert.equal((await step()).via, 'store');
+
+    await redis.kill();
+    for (let k = 0; k < 30; k++) {
+      assert.equal((await step()).via, 'local', `decision ${i} while the store is dead`);
+      await sleep(5);
+    }
+    await redis.restart();
+    assert.ok(await untilStore(5000), 'back on the store after a restart');
+    for (let k = 0; k < 10; k++) assert.equal((await step()).via, 'store');
+
+    const s = guard.stats();
+    assert.equal(s.onStore + s.onLocal, i, 'every event decided exactly once');
+    assert.equal(s.episodes, 2);
+    assert.equal(s.degraded, false);
+    assert.equal(s.localKeys, 0, 'the local state is dropped when the store answers');
+    assert.equal(logs.filter((m) => / failed \(/.test(m)).length, 2, logs.join('\n'));
+    assert.equal(logs.filter((m) => /answers again/.test(m)).length, 2, logs.join('\n'));
+    // a local decision waits at most one command's deadline (20 ms) plus the machine's noise
+    assert.ok(slowest.local < 150, `a local decision took ${slowest.local.toFixed(1)} ms`);
+    console.error(`# faults: ${i} decisions, ${s.onLocal} local, slowest local ${slowest.local.toFixed(1)} ms; ${logs.join(' | ')}`);
+    await guard.close();
+  });
+
+  it('full (maxmemory reached): the server refuses the write, the decision is made locally', async () => {
+    const guard = new StoredLoopGuard(CONFIG, { store: redis.url, storePrefix: 'lg:oom:', log: () => {} });
+    assert.equal((await guard.decide(pairEvent(0, 'oom'))).via, 'store');
+    await resp(redis.port, ['CONFIG', 'SET', 'maxmemory', '1']);
+    try {
+      assert.equal((await guard.decide(pairEvent(1, 'oom'))).via, 'local');
+      assert.equal(guard.stats().storeErrors, 1);
+    } finally {
+      await resp(redis.port, ['CONFIG', 'SET', 'maxmemory', '0']);
+    }
+    const d = await guard.decide(pairEvent(2, 'oom'));
+    assert.equal(d.via, 'store');
+    assert.equal(d.version, 2, 'the local decision was not written to the store');
+    await guard.close();
+  });
+
+  it('a value this policy cannot read: that decision on local state, the value left alone, counted', async () => {
+    const logs = [];
+    const guard = new StoredLoopGuard(CONFIG, { store: redis.url, storePrefix: 'lg:bad:', log: (m) => logs.push(m) });
+    await resp(redis.port, ['SET', 'lg:bad:{bot["T1","c1"]}', 'not a loopguard value']);
+    const d = await guard.decide(pairEvent(0));
+    assert.equal(d.via, 'local');
+    assert.equal(guard.stats().unreadable, 1);
+    assert.match(await resp(redis.port, ['GET', 'lg:bad:{bot["T1","c1"]}']), /not a loopguard value/);
+    assert.match(logs.join('\n'), /unreadable value/);
+    await guard.close();
+  });
+
+  it('storeFailClosed with the store down: decisions are refused (kind "store"), nothing crashes', async () => {
+    const srv = net.createServer();
+    await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+    const { port } = srv.address();
+    await new Promise((r) => srv.close(r));
+    const guard = new StoredLoopGuard(CONFIG, { store: `redis://127.0.0.1:${port}`, storeFailClosed: true, log: () => {} });
+    const d = await guard.decide(pairEvent(0));
+    assert.deepEqual([d.decision, d.via], [null, 'refused']);
+    await assert.rejects(guard.beforeToolCall({ session: 's', tool: 'read', args: {} }), (e) => e instanceof LoopGuardError && e.kind === 'store');
+    assert.equal(guard.stats().refused, 2);
+    await guard.close();
+  });
+});
+
+describe('interop with the Rust CLI replica', () => {
+  let redis;
+  let cli;
+  before(async () => {
+    cli = loopguardCli();
+    redis = await startRedis();
+  });
+  after(() => redis?.close());
+
+  it('the CLI, then Node, then the CLI again decide one conversation on one store: versions continue, verdicts are one node\'s', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lg-node-interop-'));
+    const cfg = path.join(dir, 'config.json');
+    writeFileSync(cfg, JSON.stringify(CONFIG));
+    const events = Array.from({ length: 60 }, (_, i) => pairEvent(i));
+    const cliPart = (from, to) => {
+      const f = path.join(dir, `part-${from}.jsonl`);
+      writeFileSync(f, `${events.slice(from, to).join('\n')}\n`);
+      const out = execFileSync(cli, ['replay', '--config', cfg, '--store', redis.url, '--store-prefix', 'lg:io:', f], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      return out.trim().split('\n').filter((l) => !l.startsWith('{"store"')).map((l) => JSON.parse(l));
+    };
+    const first = cliPart(0, 25);
+    assert.deepEqual(first.map((d) => d.store.version), Array.from({ length: 25 }, (_, k) => k + 1));
+    const guard = new StoredLoopGuard(CONFIG, { store: redis.url, storePrefix: 'lg:io:' });
+    const mine = [];
+    for (const e of events.slice(25, 45)) mine.push(await guard.decide(e));
+    await guard.close();
+    assert.deepEqual(mine.map((d) => [d.via, d.version]), Array.from({ length: 20 }, (_, k) => ['store', 26 + k]));
+    const last = cliPart(45, 60);
+    assert.deepEqual(last.map((d) => d.store.version), Array.from({ length: 15 }, (_, k) => 46 + k));
+    const got = [...first.map((d) => verdict(JSON.stringify(d))), ...mine.map((d) => verdict(d.decision)), ...last.map((d) => verdict(JSON.stringify(d)))];
+    const oneNode = replay(CONFIG, `${events.join('\n')}\n`).trim().split('\n').map(verdict);
+    assert.deepEqual(got, oneNode);
+    assert.ok(got.some((v) => v.includes('suppress')), 'the pair budget tripped');
+    assert.match(await resp(redis.port, ['GET', 'lg:io:{bot["T1","c1"]}']), /^\$\d+\r\n000000000000003c/);
+  });
+});
