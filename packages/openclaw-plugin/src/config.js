@@ -31,7 +31,52 @@ export function resolveSettings(raw, { stateDir, openclawVersion } = {}) {
     policyWatchMs: c.policyWatchMs ?? 2000,
     decisionLog: c.decisionLog ? path.resolve(c.decisionLog) : null,
     botIds: Object.fromEntries(Object.entries(c.botIds ?? {}).map(([ch, ids]) => [ch, new Set(ids.map(String))])),
+    store: resolveStore(c),
   };
+}
+
+const CONFIG_PATH = 'plugins.entries.loopguard.config';
+const STORE_KEYS = ['url', 'prefix', 'ttlSeconds', 'deadlineMs', 'failMode'];
+
+/** A config the plugin cannot run with: `path` is where it is in openclaw.json. */
+export class PluginConfigError extends Error {
+  constructor(path, reason) {
+    super(`${CONFIG_PATH}.${path}: ${reason}`);
+    this.name = 'PluginConfigError';
+    this.path = `${CONFIG_PATH}.${path}`;
+  }
+}
+
+/**
+ * The `store` block, checked (OpenClaw validates the schema before the gateway starts; this
+ * also checks what a schema cannot say, the URL's scheme, and holds when the schema was not
+ * applied): null when unset. A bad block throws at registration, naming its path: a gateway
+ * meant to share budgets must not start counting alone without saying so.
+ */
+export function resolveStore(c) {
+  const s = c.store;
+  if (s === undefined || s === null) return null;
+  if (typeof s !== 'object' || Array.isArray(s)) throw new PluginConfigError('store', 'must be an object such as { url: "redis://127.0.0.1:6379" }');
+  const unknown = Object.keys(s).filter((k) => !STORE_KEYS.includes(k));
+  if (unknown.length) throw new PluginConfigError(`store.${unknown[0]}`, `unknown key; the store block takes ${STORE_KEYS.join(', ')}`);
+  let scheme = null;
+  try {
+    scheme = s.url === 'memory' ? 'memory' : new URL(s.url).protocol;
+  } catch {}
+  if (typeof s.url !== 'string' || !['memory', 'redis:', 'rediss:'].includes(scheme)) {
+    throw new PluginConfigError('store.url', `must be redis://[user:pass@]host:port[/db], rediss://… or "memory", not ${JSON.stringify(s.url)}`);
+  }
+  if (s.prefix !== undefined && typeof s.prefix !== 'string') throw new PluginConfigError('store.prefix', 'must be a string');
+  const int = (k, dflt, max) => {
+    const v = s[k] ?? dflt;
+    if (!Number.isInteger(v) || v < 1 || v > max) throw new PluginConfigError(`store.${k}`, `must be an integer from 1 to ${max}, not ${JSON.stringify(v)}`);
+    return v;
+  };
+  if (s.failMode !== undefined && s.failMode !== 'open' && s.failMode !== 'closed') {
+    throw new PluginConfigError('store.failMode', `must be "open" or "closed", not ${JSON.stringify(s.failMode)}`);
+  }
+  if (c.policy) throw new PluginConfigError('store', 'cannot be combined with `policy` in this release: a shared store runs the policy of the loopguard package');
+  return { url: s.url, prefix: s.prefix ?? 'lg:1:', ttlSeconds: int('ttlSeconds', 3600, 2_592_000), deadlineMs: int('deadlineMs', 20, 60_000), failClosed: s.failMode === 'closed' };
 }
 
 /** The compatibility profile of an OpenClaw release: 2026.9.x → "openclaw-2026.9"; unknown → "documented". */

@@ -12,7 +12,9 @@
 // the policy starts with the gateway (gateway_start) or at the first hook that needs it, so CLI
 // processes that only load the plugin spawn nothing and write no state. The policy's supervision
 // (isolation, deadlines, restarts, hot swap, the state file) is the `loopguard` package's
-// Supervisor; this plugin maps OpenClaw's hooks and its config onto it.
+// Supervisor; this plugin maps OpenClaw's hooks and its config onto it. With a `store` block the
+// replicas of a gateway share their counts in Valkey/Redis instead (store.js): the same hooks,
+// answering with Promises.
 //
 // | OpenClaw hook              | loopguard call                                 | answer to the gateway        |
 // |----------------------------|------------------------------------------------|------------------------------|
@@ -32,6 +34,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BoundedMap } from './bounded.js';
 import { configKey, policyDocument, resolveSettings } from './config.js';
 import { beforeDispatch, messageSent } from './bot-hooks.js';
+import { callStored, startStored, stopStored } from './store.js';
 import { afterCompaction, afterToolCall, beforeToolCall, toolResult } from './tool-hooks.js';
 
 export const PLUGIN_ID = 'loopguard';
@@ -77,6 +80,7 @@ export class Runtime {
   constructor({ settings, raw, loopguardUrl, logger, key }) {
     Object.assign(this, { settings, raw, loopguardUrl, logger, key });
     this.client = null;
+    this.stored = null; // the StoredLoopGuard, with a `store` block (store.js)
     this.started = false;
     this.stopped = false;
     this.sessions = new BoundedMap(20_000); // session → {run, agent}
@@ -95,6 +99,7 @@ export class Runtime {
     if (this.started || this.stopped) return;
     this.started = true;
     this.rssAtStart = rssMiB();
+    if (this.settings.store) return startStored(this);
     this.#newClient(this.settings.compat, seed ?? null);
     const s = this.settings;
     this.log('info', `started (compat ${s.compat}, policy ${s.policy ?? 'the loopguard package default'}, isolation ${s.isolation}, state ${s.stateFile}, failMode ${s.failMode})`);
@@ -138,6 +143,7 @@ export class Runtime {
   stop({ save = true } = {}) {
     if (this.stopped) return null;
     this.stopped = true;
+    stopStored(this);
     // only a runtime that decided something writes (a process that merely loaded the plugin
     // must not overwrite the gateway's file): the Supervisor writes a changed state only
     return this.client?.stop({ save }) ?? null;
@@ -171,9 +177,13 @@ export class Runtime {
     } catch {}
   }
 
-  /** A policy call (`{ok, value}` or `{ok: false, reason, error}`); a failure is logged, the caller applies failMode. */
+  /**
+   * A policy call (`{ok, value}` or `{ok: false, reason, error}`; a Promise of it with a `store`);
+   * a failure is logged, the caller applies failMode.
+   */
   call(op, ...args) {
     this.ensure();
+    if (this.settings.store) return callStored(this, op, args);
     const client = this.client;
     let r = client.call(op, ...args);
     // a failed start may have replaced the client (the compat fallback): one more try on it
@@ -283,13 +293,17 @@ function guarded(name, fn, fallback) {
   return (event, ctx) => {
     const rt = sharedState().current;
     if (!rt) return fallback?.(null, new Error('not registered'));
-    try {
-      return fn(rt, event, ctx);
-    } catch (e) {
+    const failed = (e) => {
       try {
         rt.log('error', `${name} failed: ${e?.stack ?? e}`);
       } catch {}
       return fallback?.(rt, e);
+    };
+    try {
+      const out = fn(rt, event, ctx);
+      return out instanceof Promise ? out.catch(failed) : out;
+    } catch (e) {
+      return failed(e);
     }
   };
 }

@@ -130,5 +130,19 @@ export const configSchema = {
     stateIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86400, default: 30, description: 'How often changed counts are saved (also at shutdown).' },
     policyWatchMs: { type: 'integer', minimum: 100, maximum: 600000, default: 2000, description: 'How often the policy file is checked for a change.' },
     decisionLog: { type: 'string', minLength: 1, description: 'Optional JSON Lines file: every decision, swap and failure, with its cost in ms.' },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['url'],
+      description:
+        'Keep the counts in Valkey/Redis shared by the gateway replicas (Slack HTTP or Telegram webhooks behind a load balancer), so a budget counts across replicas. Unset: in this process (and stateFile).',
+      properties: {
+        url: { type: 'string', minLength: 1, description: 'redis://[user:pass@]host:port[/db] or rediss://… (Valkey or Redis >= 7.0); "memory": this process only (tests).' },
+        prefix: { type: 'string', default: 'lg:1:', description: 'Prefix of every store key; replicas of one gateway use the same.' },
+        ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000, default: 3600, description: 'A key expires this long after its last write: longer than the longest window plus cooldown.' },
+        deadlineMs: { type: 'integer', minimum: 1, maximum: 60000, default: 20, description: 'How long a decision waits for the store before it is made on this replica\'s own counts.' },
+        failMode: { type: 'string', enum: ['open', 'closed'], default: 'open', description: 'When the store fails: open decides on this replica\'s own counts, closed blocks the tool call / drops the bot message.' },
+      },
+    },
   },
 };

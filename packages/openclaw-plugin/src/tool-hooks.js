@@ -2,7 +2,9 @@
 // warning note OpenClaw's core would append), after_tool_call (the outcome, queued by the
 // Supervisor: loopguard's lib/outcome-queue.js) and after_compaction (arms the post-compaction
 // guard). Like bot-hooks.js, each takes the process's Runtime (index.js), which holds the
-// Supervisor and the bookkeeping between hooks; the decisions are the policy's.
+// Supervisor and the bookkeeping between hooks; the decisions are the policy's. With a `store`
+// block a decision is a Promise (store.js): `settle` runs the same code on its value.
+import { recordStored, settle } from './store.js';
 
 /** What OpenClaw 2026.9's core appends to a result when a loop warning is due (internal-hooks). */
 export const warningNote = (count) =>
@@ -27,11 +29,24 @@ export function beforeToolCall(rt, event, ctx) {
   }
   const call = { session, tool: String(event?.toolName ?? 'tool'), args: event?.params ?? {}, run, agent, callId };
   const tp = performance.now();
-  const r = rt.call('beforeToolCall', call);
+  return settle(rt.call('beforeToolCall', call), (r) => toolVerdict(rt, r, { call, session, run, callId, t0, tp }));
+}
+
+/** The gateway's answer to a tool-call verdict (or failure). */
+function toolVerdict(rt, r, { call, session, run, callId, t0, tp }) {
   const ms = performance.now() - t0;
   const policyMs = performance.now() - tp;
+  // With a store, the outcome that aborted the run may have been decided while this call waited
+  // behind it (decisions of one session run in order): its abort applies to this call too.
+  const aborted = rt.settings.store && run ? rt.abortedRuns.get(run) : undefined;
+  if (aborted) {
+    if (callId) rt.ourBlocks.set(callId, true);
+    rt.event({ event: 'decision', hook: 'before_tool_call', session, tool: call.tool, callId, action: 'block', detector: 'compaction_loop_persisted', ms });
+    return { block: true, blockReason: aborted };
+  }
   if (!r.ok) {
-    if (rt.settings.failMode === 'closed') {
+    // `store`: the shared store failed and store.failMode is closed
+    if (rt.settings.failMode === 'closed' || r.reason === 'store') {
       if (callId) rt.ourBlocks.set(callId, true);
       rt.event({ event: 'decision', hook: 'before_tool_call', session, tool: call.tool, callId, action: 'fail-closed', ms });
       return { block: true, blockReason: failureText(r) };
@@ -41,7 +56,7 @@ export function beforeToolCall(rt, event, ctx) {
   }
   const v = r.value;
   rt.counters.decisions += 1;
-  rt.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policyMs, policy: rt.client.info?.policy?.version });
+  rt.event({ event: 'decision', hook: 'before_tool_call', session, run, tool: call.tool, callId, action: v.action, detector: v.detector, count: v.count, notify: v.notify, ms, policyMs, policy: rt.client?.info?.policy?.version ?? rt.stored?.policy.version });
   if (v.action === 'block') {
     if (callId) rt.ourBlocks.set(callId, true);
     return { block: true, blockReason: v.message };
@@ -82,7 +97,9 @@ export function afterToolCall(rt, event, ctx) {
   else return;
   rt.ensure();
   const item = { call, callId, queueMs: 0 };
-  rt.client.afterToolOutcomeLater(call, outcome, (r, at, ms) => recordOutcome(rt, item, r, at, ms));
+  const done = (r, at, ms) => recordOutcome(rt, item, r, at, ms);
+  if (rt.settings.store) return recordStored(rt, call, outcome, done);
+  rt.client.afterToolOutcomeLater(call, outcome, done);
   item.queueMs = performance.now() - t0;
 }
 
@@ -108,9 +125,10 @@ export function afterCompaction(rt, event, ctx) {
   if (!session) return;
   const last = rt.sessions.get(session);
   const t0 = performance.now();
-  const r = rt.call('afterCompactionRetry', session, last?.run, ctx?.agentId ?? last?.agent);
-  if (!r.ok) return;
-  rt.event({ event: 'decision', hook: 'after_compaction', session, run: last?.run, action: r.value.action, remaining: r.value.remaining, ms: performance.now() - t0 });
+  return settle(rt.call('afterCompactionRetry', session, last?.run, ctx?.agentId ?? last?.agent), (r) => {
+    if (!r.ok) return;
+    rt.event({ event: 'decision', hook: 'after_compaction', session, run: last?.run, action: r.value.action, remaining: r.value.remaining, ms: performance.now() - t0 });
+  });
 }
 
 /** What a call blocked by failMode "closed" tells the model. */
