@@ -12,7 +12,7 @@ const REPO = path.resolve(import.meta.dirname, '../../..');
 /** The redis-server binary, or an Error that says how to get one. */
 export function redisServer() {
   try {
-    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim();
+    return execFileSync('/bin/sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim();
   } catch {
     throw new Error('redis-server is not on PATH: these tests need the real server; install it with `bash scripts/setup-redis.sh` (CI runs it through scripts/setup.sh)');
   }

@@ -117,7 +117,7 @@ describe('three replicas on one redis-server', () => {
       const events = storm(seed);
       const lanes = deliver(events, 3, seed, { route });
       const byN = new Map(lanes.flat());
-      const results = await runReplicas(lanes, { store: redis.url, storePrefix: `lg:t${seed}:`, storeDeadlineMs: 200 });
+      const results = await runReplicas(lanes, { store: redis.url, storePrefix: `lg:t${seed}:`, storeDeadlineMs: 2000 });
       for (const r of results) assert.equal(r.stats.onLocal + r.stats.refused, 0, `a replica left the store: ${JSON.stringify(r.stats)} ${r.stderr}`);
       const ordered = commitOrder(results);
       assert.equal(ordered.length, byN.size, 'every delivery decided exactly once');
@@ -136,7 +136,7 @@ describe('three replicas on one redis-server', () => {
     const lanes = deliver(events, 3, 99, { dupes: 0 });
     const allowed = (results) =>
       results.flatMap((r) => r.decisions).filter((d) => d.key.startsWith('bot[') && d.key.includes('pair-') && JSON.parse(d.decision).action === 'allow').length;
-    const shared = allowed(await runReplicas(lanes, { store: redis.url, storePrefix: 'lg:neg:', storeDeadlineMs: 200 }));
+    const shared = allowed(await runReplicas(lanes, { store: redis.url, storePrefix: 'lg:neg:', storeDeadlineMs: 2000 }));
     const alone = allowed(await runReplicas(lanes, { store: 'memory' }));
     console.error(`# pair storms: ${shared} allowed with the store, ${alone} without`);
     assert.equal(shared, 3 * 20, 'with the store: the budget of 20 per pair, across the replicas');

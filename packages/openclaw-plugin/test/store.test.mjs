@@ -91,7 +91,7 @@ describe('two replicas on one redis-server', () => {
 
   /** Two gateway replicas: two Runtimes with one config, as two processes would hold. */
   const replicas = (prefix) => {
-    const raw = { compat: 'documented', store: { url: redis.url, prefix, deadlineMs: 200 }, botIds: { telegram: ['222'] } };
+    const raw = { compat: 'documented', store: { url: redis.url, prefix, deadlineMs: 2000 }, botIds: { telegram: ['222'] } };
     const { loopguardUrl } = locate();
     return [0, 1].map(() => new Runtime({ settings: resolveSettings(raw), raw, loopguardUrl, logger: null, key: prefix }));
   };
