@@ -25,6 +25,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 
+mod store;
+
 /// The Python `loopguard.LoopGuardError` type, looked up once.
 static ERROR_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -354,6 +356,7 @@ fn versions(py: Python<'_>, policy: Option<PathBuf>) -> PyResult<(String, String
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Guard>()?;
+    m.add_class::<store::StoredGuard>()?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add("HOST_VERSION", loopguard_host::HOST_VERSION)?;

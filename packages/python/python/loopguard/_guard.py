@@ -25,6 +25,7 @@ from ._convert import (
 from ._errors import LoopGuardError
 from ._inputs import BotMessage, GroupThread, ToolCall
 from ._policy import PathLike, _policy_file
+from ._stored import Stored
 from ._results import BotVerdict, CompactionVerdict, GroupDecision, OutcomeVerdict, PolicyInfo, Stats, ToolVerdict
 
 #: "Not given" for ``after_tool_outcome``'s ``result``/``error``, where ``None`` is a value
@@ -46,21 +47,39 @@ class LoopGuard:
         deadline_ms: Optional[int] = None,
         memory_mib: Optional[int] = None,
         fail_closed: bool = False,
+        store: Optional[str] = None,
+        store_prefix: str = "lg:1:",
+        store_ttl_s: Optional[int] = None,
+        store_deadline_ms: Optional[int] = None,
+        store_fail_closed: bool = False,
     ) -> None:
         """``config``: an OpenClaw-style config as JSON/JSON5 text (passed through unchanged) or
         a mapping (serialized with ``json.dumps``); ``{}`` means all defaults. ``policy``: a
         policy component to use instead of the shipped one, refused unless its blake3 digest is
         ``expect_digest`` when that is given. ``deadline_ms``: how long one call into the policy
         may run (default 100); ``memory_mib``: the policy instance's memory cap (default 256);
-        ``fail_closed``: block instead of allow when the policy breaks on a decision."""
-        self._guard: Optional[_native.Guard] = _native.Guard(
-            _config_text(config),
+        ``fail_closed``: block instead of allow when the policy breaks on a decision.
+        ``store``: keep the state in a store shared by replicas, ``"redis://host:port"`` (Valkey
+        or Redis >= 7.0) or ``"memory"``, under ``store_prefix``, each key living
+        ``store_ttl_s`` (default 3600) after its last write; a decision waits at most
+        ``store_deadline_ms`` (default 20) for the store, then is made on local state (or, with
+        ``store_fail_closed``, raises LoopGuardError). ``health()`` adds the ``store_*`` counters
+        (docs/SCALING.md)."""
+        text = _config_text(config)
+        guard: Any = _native.Guard(
+            text,
             _policy_file(policy),
             expect_digest,
             _limit(deadline_ms, "deadline_ms", "milliseconds"),
             _limit(memory_mib, "memory_mib", "MiB"),
             fail_closed,
         )
+        if store is not None:
+            guard = Stored(guard, text, _require_str(store, "store"), _require_str(store_prefix, "store_prefix"),
+                           _limit(store_ttl_s, "store_ttl_s", "seconds"),
+                           _limit(store_deadline_ms, "store_deadline_ms", "milliseconds"), store_fail_closed,
+                           _policy_file(policy), expect_digest)
+        self._guard: Optional[_native.Guard] = guard
 
     # -- tool loop --
 

@@ -1,0 +1,93 @@
+"""``LoopGuard(store=...)``: two guards (two replicas) share one budget through a real
+redis-server on 127.0.0.1 (issue 52); with the store down a decision is made on local state.
+Fails, never skips, when redis-server is not installed (scripts/setup-redis.sh installs it)."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from loopguard import LoopGuard, LoopGuardError
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def redis_url():
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed: run scripts/setup-redis.sh")
+    port = _free_port()
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _msg(i, event_id=None):
+    m = {"channel": "slack", "account": "T1", "conversation": "C1", "sender": "a" if i % 2 else "b",
+         "receiver": "b" if i % 2 else "a", "ts_ms": 1_000 + i * 100}
+    if event_id:
+        m["event_id"] = event_id
+    return m
+
+
+def test_two_replicas_share_one_pair_budget(redis_url):
+    with LoopGuard(store=redis_url, store_prefix="lg:py:") as one, LoopGuard(store=redis_url, store_prefix="lg:py:") as two:
+        actions = [(one if i % 2 else two).on_bot_message(_msg(i)).action for i in range(30)]
+        # The default pair budget is 20 per 60 s: the 21st message overall trips it, not the 41st.
+        assert actions[:20] == ["allow"] * 20
+        assert actions[20:] == ["suppress"] * 10
+        health = dict(one.health())
+        assert health["store_on_store"] == 15 and health["store_on_local"] == 0
+
+
+def test_a_retry_on_another_replica_takes_no_second_slot(redis_url):
+    with LoopGuard(store=redis_url, store_prefix="lg:retry:") as one, LoopGuard(store=redis_url, store_prefix="lg:retry:") as two:
+        for i in range(19):
+            assert one.on_bot_message(_msg(i, f"e{i}")).action == "allow"
+        assert two.on_bot_message(_msg(18, "e18")).action == "allow"  # a Slack retry
+        assert two.on_bot_message(_msg(19, "e19")).action == "allow"  # the 20th distinct event
+        assert one.on_bot_message(_msg(20, "e20")).action == "suppress"
+
+
+def test_tool_calls_of_one_session_on_two_replicas_are_seen_whole(redis_url):
+    config = {"tools": {"loopDetection": {"enabled": True}}}
+    call = {"session": "s1", "tool": "read", "args": {"path": "/same"}}
+    with LoopGuard(config, store=redis_url) as one, LoopGuard(config, store=redis_url) as two, LoopGuard(config) as alone:
+        shared = [(one if i % 2 else two).before_tool_call(call) for i in range(12)]
+        local = [alone.before_tool_call(call) for _ in range(12)]
+        assert [v.action for v in shared] == [v.action for v in local]
+        assert shared[-1].action == "warn" and shared[-1].count == local[-1].count
+
+
+def test_a_store_that_is_down_decides_on_local_state():
+    url = f"redis://127.0.0.1:{_free_port()}"  # nothing listens there
+    with LoopGuard(store=url, store_deadline_ms=5) as g:
+        assert [g.on_bot_message(_msg(i)).action for i in range(21)][-2:] == ["allow", "suppress"]
+        health = dict(g.health())
+        assert health["store_on_local"] == 21 and health["store_episodes"] == 1 and health["store_degraded"] == 1
+    with LoopGuard(store=url, store_deadline_ms=5, store_fail_closed=True) as g:
+        with pytest.raises(LoopGuardError, match="store_fail_closed"):
+            g.on_bot_message(_msg(0))
+
+
+def test_a_bad_store_url_names_the_option():
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store="http://example")
+    assert e.value.path == "store"
