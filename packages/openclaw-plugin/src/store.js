@@ -2,9 +2,9 @@
 // HTTP mode, Telegram webhooks) keep one set of counts in Valkey/Redis, through the `loopguard`
 // package's StoredLoopGuard (read the key's state, the policy decides, compare-and-set; the
 // store's failures answered by `store.failMode`). The hooks are the same; a decision answers with
-// a Promise instead of a value, which OpenClaw awaits (before_tool_call has a 15 s budget and
-// fails closed on a throw; every decision here is answered within `store.deadlineMs` of the
-// store's round trips). No state file, no worker, no hot swap in this mode: the state is the
+// a Promise instead of a value, which OpenClaw awaits for before_tool_call (a 15 s budget, closed
+// on a throw) and before_dispatch (a claiming hook); every decision is answered within
+// `store.deadlineMs` per store command. No state file, no worker, no hot swap in this mode: the state is the
 // store's.
 //
 // | Runtime call       | in-process (index.js)         | shared store (here)                        |
@@ -87,8 +87,8 @@ function failure(rt, op, reason, error) {
 
 /**
  * after_tool_call in store mode: recorded now, queued behind the session's earlier decisions in
- * this process; the Promise lets the gateway wait for the write, so that the session's next call,
- * on whichever replica, is decided after it.
+ * this process, and the session's next decision here behind it. The Promise is returned for a
+ * caller that waits (OpenClaw 2026.9.6's built-in runtime does not wait for this hook).
  */
 export function recordStored(rt, call, outcome, done) {
   const t0 = performance.now();
