@@ -322,6 +322,8 @@ export class StoredLoopGuard {
   constructor(config: Config, options: StoreOptions);
   static load(wasm: string | URL | Uint8Array | ArrayBuffer, config: Config, options: StoreOptions & LoadOptions): Promise<StoredLoopGuard>;
   readonly policy: PolicyInfo;
+  /** Compiles the policy's hot code now (made-up decisions; the store and the state untouched). */
+  warmUp(options?: { rounds?: number }): void;
   /** One trace event (a JSON line) decided on its key's state. */
   decide(event: string, line?: number): Promise<StoredDecision>;
   beforeToolCall(call: ToolCallInput): Promise<ToolVerdict>;

@@ -26,6 +26,7 @@ import { LoopGuardError, policyCall } from './errors.js';
 import * as ev from './keyed-events.js';
 import { getDefaultPolicy, loadPolicy } from './policy.js';
 import { MemoryStore, RedisStore, StoreError } from './store.js';
+import { storeOptions } from './store-options.js';
 
 /** Set by `load` for the one constructor call it makes (the constructor stays synchronous). */
 let policyForNextGuard = null;
@@ -79,6 +80,31 @@ export class StoredLoopGuard {
       return new StoredLoopGuard(config, options);
     } finally {
       policyForNextGuard = null;
+    }
+  }
+
+  /**
+   * Makes V8 compile the policy's hot code now instead of during the first decisions (the first
+   * ones otherwise take ~20 ms, the next ones a fraction of a millisecond): `rounds` made-up tool
+   * calls, outcomes and bot messages decided on made-up blobs kept here. Neither the store nor
+   * this guard's local state is touched.
+   * @param {{ rounds?: number }} [options]
+   */
+  warmUp(options = {}) {
+    const rounds = options?.rounds ?? 200;
+    if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10_000) {
+      throw new LoopGuardError('input', 'options.rounds', `must be an integer from 1 to 10000, not ${String(rounds)}`);
+    }
+    const blobs = new Map();
+    const decide = (key, line) => {
+      const d = this.#call((g) => g.decideKeyed(line, 1, blobs.get(key)), 'decide-keyed');
+      blobs.set(key, d.state);
+    };
+    for (let i = 0; i < rounds; i++) {
+      const c = { session: `warm-${i % 4}`, tool: i % 2 ? 'read' : 'exec', argsJson: `{"n":${i % 3}}`, run: 'warm' };
+      decide(c.session, ev.toolCallLine(c));
+      decide(c.session, ev.toolResultLine(c, { tag: 'returned', val: `{"content":[{"type":"text","text":"${i % 3}"}]}` }));
+      decide('bot', ev.botMessageLine({ channel: 'warm', account: 'warm', conversation: 'warm', sender: `b${i % 2}`, receiver: `b${(i + 1) % 2}`, tsMs: i * 1000 }));
     }
   }
 
@@ -342,42 +368,4 @@ function backoff(failures) {
 
 function refusedError(key, where) {
   return new LoopGuardError('store', where, `the store failed and storeFailClosed is set: no decision for ${key}`);
-}
-
-/** Checks the options once, at construction; each error names its option. */
-function storeOptions(options) {
-  if (options === null || typeof options !== 'object') {
-    throw new LoopGuardError('input', 'options', 'must be an object with `store` ("redis://host:port" or "memory")');
-  }
-  const store = options.store;
-  if (store !== 'memory') {
-    let ok = false;
-    try {
-      ok = typeof store === 'string' && ['redis:', 'rediss:'].includes(new URL(store).protocol);
-    } catch {}
-    if (!ok) throw new LoopGuardError('input', 'options.store', `must be "memory" or a redis://[user:pass@]host:port[/db] (or rediss://) URL, not ${JSON.stringify(store)}`);
-  }
-  const int = (name, dflt, max) => {
-    const v = options[name] ?? dflt;
-    if (!Number.isInteger(v) || v < 1 || v > max) throw new LoopGuardError('input', `options.${name}`, `must be an integer from 1 to ${max}, not ${String(v)}`);
-    return v;
-  };
-  const prefix = options.storePrefix ?? 'lg:1:';
-  if (typeof prefix !== 'string') throw new LoopGuardError('input', 'options.storePrefix', 'must be a string');
-  if (options.storeFailClosed !== undefined && typeof options.storeFailClosed !== 'boolean') {
-    throw new LoopGuardError('input', 'options.storeFailClosed', 'must be true or false');
-  }
-  if (options.log !== undefined && typeof options.log !== 'function') throw new LoopGuardError('input', 'options.log', 'must be a function (message) => void');
-  if (options.redisOptions !== undefined && (options.redisOptions === null || typeof options.redisOptions !== 'object')) {
-    throw new LoopGuardError('input', 'options.redisOptions', 'must be an object of ioredis options (tls, username, password, …)');
-  }
-  return {
-    store,
-    storePrefix: prefix,
-    ttlMs: int('storeTtlS', 3600, 30 * 86400) * 1000,
-    deadlineMs: int('storeDeadlineMs', 20, 60_000),
-    failClosed: options.storeFailClosed === true,
-    redisOptions: options.redisOptions,
-    log: options.log ?? ((m) => process.stderr.write(`${m}\n`)),
-  };
 }

@@ -65,6 +65,16 @@ describe('the store path', () => {
     }
   });
 
+  it('warmUp decides made-up events without touching the store or the local state', async () => {
+    const guard = new StoredLoopGuard({}, { store: 'memory' });
+    guard.warmUp({ rounds: 20 });
+    assert.deepEqual([guard.stats().onStore, guard.stats().onLocal, guard.stats().localKeys], [0, 0, 0]);
+    const d = await guard.decide('{"kind":"bot_message","channel":"warm","account":"warm","conversation":"warm","sender":"b0","receiver":"b1","ts_ms":1}');
+    assert.equal(d.version, 1, 'the warm-up wrote nothing');
+    assert.throws(() => guard.warmUp({ rounds: 0 }), (e) => e.path === 'options.rounds');
+    await guard.close();
+  });
+
   it('a malformed event rejects with the policy\'s input error; nothing is written', async () => {
     const guard = new StoredLoopGuard({}, { store: 'memory' });
     await assert.rejects(guard.decide('{"kind":"bot_message"}'), (e) => e instanceof LoopGuardError && e.kind === 'input');

@@ -56,6 +56,10 @@ export function startStored(rt) {
       return;
     }
   }
+  // the first decisions would otherwise compile the policy's code (~20 ms) inside a tool call
+  try {
+    rt.stored.warmUp();
+  } catch {}
   rt.log('info', `started with the shared store ${rt.stored.stats().backend} (compat ${rt.compat}, prefix ${s.prefix}, store failMode ${s.failClosed ? 'closed' : 'open'})`);
 }
 
