@@ -132,6 +132,7 @@ export class RedisStore {
   #prefix;
   #deadlineMs;
   #shown;
+  #lastError = null;
 
   /**
    * @param {string} url redis://[user:pass@]host:port[/db] or rediss://… (TLS)
@@ -156,8 +157,11 @@ export class RedisStore {
       retryStrategy: (times) => Math.min(25 * times, 250),
     });
     this.#client.defineCommand('loopguardCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
-    // Failures are reported by the decision that meets them (one line per episode), not here.
-    this.#client.on('error', () => {});
+    // Failures are reported by the decision that meets them (one line per episode), not here;
+    // the last one says why a connection closed (refused, WRONGPASS, …).
+    this.#client.on('error', (e) => {
+      this.#lastError = message(e);
+    });
   }
 
   /** The store key of a state key (the braces make the state key the cluster hash tag). */
@@ -223,7 +227,7 @@ export class RedisStore {
         fn(v);
       };
       const onReady = () => done(resolve);
-      const onClose = () => done(reject, new StoreError('unreachable', `cannot connect to ${this.#shown}`));
+      const onClose = () => done(reject, new StoreError('unreachable', `cannot connect to ${this.#shown}${this.#lastError ? ` (${this.#lastError})` : ''}`));
       const timer = setTimeout(() => done(reject, new StoreError('timeout', `no connection to ${this.#shown} within ${this.#deadlineMs} ms`)), this.#deadlineMs);
       c.once('ready', onReady);
       c.once('close', onClose);

@@ -61,19 +61,19 @@ export function resp(port, args, timeoutMs = 500) {
   });
 }
 
-/** A redis-server of this test: `url`, `stop()` (SIGSTOP), `cont()`, `kill()`, `restart()`, `close()`. */
-export async function startRedis() {
+/** A redis-server of this test (`args`: more server options): `url`, `stop()` (SIGSTOP), `cont()`, `kill()`, `restart()`, `close()`. */
+export async function startRedis({ args = [] } = {}) {
   const bin = redisServer();
   const port = await freePort();
   let proc = null;
   const launch = async () => {
-    proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (d) => (stderr += d));
     const deadline = Date.now() + 10_000;
     for (;;) {
       try {
-        if ((await resp(port, ['PING'])).startsWith('+PONG')) return;
+        if (/^(\+PONG|-NOAUTH)/.test(await resp(port, ['PING']))) return;
       } catch {}
       if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start: ${stderr}`);
       await new Promise((r) => setTimeout(r, 20));

@@ -123,6 +123,28 @@ describe('the store fails', () => {
   });
 });
 
+describe('a store with a password', () => {
+  let redis;
+  before(async () => {
+    redis = await startRedis({ args: ['--requirepass', 's3cret-pw'] });
+  });
+  after(() => redis?.close());
+
+  it('the password comes in the URL; a wrong one is a store failure whose log line never shows it', async () => {
+    const good = new StoredLoopGuard(CONFIG, { store: `redis://:s3cret-pw@127.0.0.1:${redis.port}`, storePrefix: 'lg:auth:' });
+    assert.equal((await good.decide(pairEvent(0))).via, 'store');
+    assert.equal(good.stats().backend, `redis://127.0.0.1:${redis.port}`);
+    await good.close();
+    const logs = [];
+    const bad = new StoredLoopGuard(CONFIG, { store: `redis://:wrong-pw@127.0.0.1:${redis.port}`, storePrefix: 'lg:auth:', log: (m) => logs.push(m) });
+    const d = await bad.decide(pairEvent(1));
+    assert.equal(d.via, 'local');
+    assert.equal(logs.length, 1);
+    assert.doesNotMatch(logs[0], /wrong-pw|s3cret/);
+    await bad.close();
+  });
+});
+
 describe('interop with the Rust CLI replica', () => {
   let redis;
   let cli;
