@@ -83,8 +83,9 @@ def test_a_store_that_is_down_decides_on_local_state():
         health = dict(g.health())
         assert health["store_on_local"] == 21 and health["store_episodes"] == 1 and health["store_degraded"] == 1
     with LoopGuard(store=url, store_deadline_ms=5, store_fail_closed=True) as g:
-        with pytest.raises(LoopGuardError, match="store_fail_closed"):
+        with pytest.raises(LoopGuardError, match="store_fail_closed") as e:
             g.on_bot_message(_msg(0))
+        assert e.value.kind == "store"  # as in Node: the store failed, not the policy
 
 
 def test_a_bad_store_url_names_the_option():

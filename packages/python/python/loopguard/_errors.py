@@ -7,8 +7,9 @@ class LoopGuardError(Exception):
     """Every failure a caller can act on; ``str()`` is ``<path>: <reason>``.
 
     ``kind`` is what went wrong: ``config``, ``input``, ``snapshot``, ``too-large`` (the
-    policy's own kinds) or ``policy`` (the policy file or instance: missing, corrupt, wrong
-    interface, wrong digest, trapped). ``path`` says where (``tools.loopDetection.historySize``,
+    policy's own kinds), ``policy`` (the policy file or instance: missing, corrupt, wrong
+    interface, wrong digest, trapped) or ``store`` (a shared store that failed while
+    ``store_fail_closed`` is set: no decision was made). ``path`` says where (``tools.loopDetection.historySize``,
     ``line 3: args``, ``call.args-json``, a file), ``reason`` what to change.
     """
 

@@ -70,7 +70,7 @@ class Stored:
         self._line = self._line % 0xFFFFFFFF + 1
         decision, key, _version, via = self._stored.decide(line, self._line)
         if decision is None:
-            raise LoopGuardError("policy", "store", f"the store failed and store_fail_closed is set: no decision "
+            raise LoopGuardError("store", "store", f"the store failed and store_fail_closed is set: no decision "
                                  f"for {key} ({via})")
         return json.loads(decision)
 
@@ -127,7 +127,7 @@ class Stored:
             if line.strip():
                 decision, key, _v, via = self._stored.decide(line.rstrip("\r"), first_line + i)
                 if decision is None:
-                    raise LoopGuardError("policy", "store", f"line {first_line + i}: the store failed and "
+                    raise LoopGuardError("store", "store", f"line {first_line + i}: the store failed and "
                                          f"store_fail_closed is set: no decision for {key} ({via})")
                 out.append(decision)
         return "".join(out)
