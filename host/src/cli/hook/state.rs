@@ -212,9 +212,12 @@ mod tests {
             s.push_note(format!("k{i}"), format!("t{i}"));
         }
         assert_eq!(s.notes.len(), MAX_NOTES);
-        assert_eq!(s.take_note("k0"), None);
-        assert_eq!(s.take_note("k40").as_deref(), Some("t40"));
-        assert_eq!(s.take_note("k40"), None);
+        // The oldest five went; the newest stay, each taken once.
+        assert_eq!(s.take_note("k4"), None);
+        assert_eq!(s.take_note("k5").as_deref(), Some("t5"));
+        let last = format!("k{}", MAX_NOTES + 4);
+        assert_eq!(s.take_note(&last), Some(format!("t{}", MAX_NOTES + 4)));
+        assert_eq!(s.take_note(&last), None);
     }
 
     #[test]
