@@ -113,3 +113,42 @@ fn no_preset_decides_as_today_on_every_example() {
     }
     assert!(seen >= 5, "examples found: {seen}");
 }
+
+/// The decision lines of `trace` when every line is decided by a fresh gateway that imports the
+/// previous one's snapshot (a hook process, a state file, a hot swap) or by `decide_keyed` on
+/// the previous blob (a store replica).
+fn decided_one_line_per_gateway(config: &str, trace: &str, keyed: bool) -> String {
+    let (mut out, mut snapshot) = (String::new(), None::<Vec<u8>>);
+    for (i, line) in trace.lines().enumerate() {
+        let mut gw = Gateway::from_config(config).expect("valid config");
+        let n = i as u32 + 1;
+        if keyed {
+            let (decision, blob) = gw.decide_keyed(line, n, snapshot.as_deref()).expect("decided");
+            out.push_str(&decision);
+            snapshot = blob;
+        } else {
+            if let Some(s) = &snapshot {
+                gw.import_state(s).expect("its own snapshot reads back");
+            }
+            out.push_str(&gw.apply_events(line, n).expect("valid line"));
+            snapshot = Some(gw.export_state());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_snapshot_carries_the_trail_so_a_new_process_or_replica_decides_as_one_gateway() {
+    let trace: String =
+        (0..8).map(|i| search("s", &format!("Scatman variant {i}"), "Could not find that page.")).collect();
+    let whole = Gateway::from_config(ON).expect("valid config").apply_events(&trace, 1).expect("valid trace");
+    assert!(whole.contains("block") && whole.contains("abort"), "the trace reaches the ladder's end");
+    assert_eq!(decided_one_line_per_gateway(ON, &trace, false), whole, "export, then import into a new gateway");
+    assert_eq!(decided_one_line_per_gateway(ON, &trace, true), whole, "decide_keyed on the previous blob");
+    let mut gw = Gateway::from_config(ON).expect("valid config");
+    gw.apply_events(&trace, 1).expect("valid trace");
+    assert_eq!(gw.export_state()[6..8], 4u16.to_le_bytes(), "a session with a trail is written as format 4");
+    let mut off = Gateway::from_config(OFF).expect("valid config");
+    off.apply_events(&trace, 1).expect("valid trace");
+    assert_eq!(off.export_state()[6..8], 2u16.to_le_bytes(), "no preset: format 2 as before");
+}

@@ -55,4 +55,4 @@ pub use decision::{
 };
 pub use facts::{Args, CallFacts, ToolCall};
 pub use outcome::{HashedOutcome, Outcome};
-pub use session::{Session, SessionWire};
+pub use session::{Session, SessionWire, SessionWithTrail};

@@ -30,7 +30,7 @@ pub struct Session {
     /// openclaw 2026.9's per-attempt recovery state.
     #[serde(skip)]
     recovery: Recovery,
-    /// The history of the detectors beyond OpenClaw ([`super::extended`]); not in snapshots.
+    /// The history of the detectors beyond OpenClaw ([`super::extended`]); format 4 carries it.
     #[serde(skip)]
     trail: Trail,
 }
@@ -204,6 +204,21 @@ impl Session {
         }
     }
 
+    /// True when the session holds a trail of the detectors beyond OpenClaw (format 4).
+    pub fn has_trail(&self) -> bool {
+        !self.trail.is_empty()
+    }
+
+    /// The session in format 4's encoding: format 3's and the trail.
+    pub fn to_wire_with_trail(&self) -> SessionWithTrail {
+        SessionWithTrail { session: self.to_wire(), trail: self.trail.clone() }
+    }
+
+    /// A session from format 4's encoding.
+    pub fn from_wire_with_trail(w: SessionWithTrail) -> Self {
+        Session { trail: w.trail, ..Session::from_wire(w.session) }
+    }
+
     /// A session from format 3's encoding.
     pub fn from_wire(w: SessionWire) -> Self {
         Session {
@@ -224,6 +239,13 @@ pub struct SessionWire {
     warnings: WarningBuckets,
     guards: Vec<(Box<str>, CompactionGuard)>,
     recovery: Recovery,
+}
+
+/// A session as snapshot format 4 writes it: format 3's and the trail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionWithTrail {
+    session: SessionWire,
+    trail: Trail,
 }
 
 /// A [`Record`] with every field (format 3).

@@ -18,7 +18,7 @@ use crate::json::Json;
 pub const MIN_OVERLAP: u8 = 10;
 
 /// The aim of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Sketch {
     /// Hash of the identifier-like argument values with their keys, in order.
     ids: u64,

@@ -12,6 +12,8 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use super::sketch::Sketch;
 use crate::config::detection::HistoryScope;
 use crate::digest::Digest;
@@ -20,7 +22,7 @@ use crate::digest::Digest;
 pub const MAX_ARG_TEXT: usize = 16 * 1024;
 
 /// What a call's outcome says about progress.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Out {
     /// No outcome yet (or the call was never run).
     Pending,
@@ -45,7 +47,7 @@ impl Out {
 }
 
 /// One call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// [`name_id`](crate::digest::name_id) of the tool.
     pub tool: u64,
@@ -60,8 +62,10 @@ pub struct Entry {
     pub exact: u64,
 }
 
-/// One session's trail.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// One session's trail. Snapshots carry it (format 4 of [`crate::snapshot`]): a hot swap, a
+/// state file, a hook process or a store replica that rebuilds the session from a snapshot
+/// must see the same trail, or the preset's detectors would start from nothing each time.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trail {
     entries: VecDeque<Entry>,
     /// The run the entries belong to, when the scope is one run.
@@ -75,6 +79,11 @@ pub struct Trail {
 }
 
 impl Trail {
+    /// True when there is nothing to carry (no preset or detector ever ran on the session).
+    pub fn is_empty(&self) -> bool {
+        *self == Trail::default()
+    }
+
     /// The entries, oldest first.
     pub fn entries(&self) -> &VecDeque<Entry> {
         &self.entries
