@@ -11,6 +11,9 @@ import clis
 
 POLL = "echo still-running"
 RESULT = {"stdout": "still-running"}
+# What each command prints, as the replay's results: the detectors beyond OpenClaw compare the
+# outcomes of different calls, so `cat a.txt` and `cat b.txt` must not read alike.
+RESULTS = {POLL: RESULT, "cat a.txt": {"stdout": "alpha"}, "cat b.txt": {"stdout": "beta"}}
 
 
 @dataclass
@@ -47,7 +50,8 @@ def replay_once(wd, config, turns, blocked):
         for cid, tool, args in ids:
             if int(cid[1:]) in blocked:
                 continue
-            trace.append({"kind": "tool_result", "session": "s", "call_id": cid, "tool": tool, "args": args, "result": RESULT})
+            result = RESULTS[args["command"]]
+            trace.append({"kind": "tool_result", "session": "s", "call_id": cid, "tool": tool, "args": args, "result": result})
     (wd / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in trace))
     (wd / "replay-config.json").write_text(config)
     out = subprocess.run(
@@ -57,6 +61,21 @@ def replay_once(wd, config, turns, blocked):
     lines = [json.loads(line) for line in out.splitlines()]
     calls = [d for d in lines if d["kind"] == "tool_call"]
     return [Decision(i + 1, d["action"], d.get("detector"), d.get("message"), d.get("notify", False)) for i, d in enumerate(calls)]
+
+
+# The identical poll under the default config: OpenClaw's generic_repeat blocks the 21st
+# identical call (criticalThreshold 20, docs/spec/). Pinned here, from the spec, so that a replay
+# that went wrong the same way as the hook would not pass.
+POLL_BLOCK = (21, "generic_repeat")
+
+
+def resume_split(decisions):
+    """How many calls the first run of a resume test makes: two fewer than the replay's first
+    block, so that the block falls in the resumed run at the replayed call only if the session
+    kept its counts (a fresh count would block that many calls later)."""
+    calls = first(decisions, "block").call - 2
+    assert calls >= 1, decisions
+    return calls
 
 
 def first(decisions, action, notify=None):
@@ -69,9 +88,18 @@ def results_of_call(requests, call: int):
     return None if req is None else req["results"]
 
 
+# The configs the hooks run under, and the same documents written out in full for the replay.
+# The hook fills in `tools.loopDetection.enabled: true` where a document is silent
+# (docs/AGENT-CLIS.md); the replay gets it spelled out here, by hand, so that a hook that did not
+# fill it in (or filled in something else) decides differently from the replay.
 ENABLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}})
-LOW = json.dumps({"tools": {"loopDetection": {"enabled": True, "warningThreshold": 3, "criticalThreshold": 6,
-                                              "globalCircuitBreakerThreshold": 9}}})
+# No config at all (the plugin as installed): what the hook must read it as.
+DEFAULT = ENABLED
+LOW_THRESHOLDS = {"warningThreshold": 3, "criticalThreshold": 6, "globalCircuitBreakerThreshold": 9}
+# A user's config file that says nothing of `enabled` ...
+LOW = json.dumps({"tools": {"loopDetection": LOW_THRESHOLDS}})
+# ... and what the hook reads it as.
+LOW_FILLED = json.dumps({"tools": {"loopDetection": {**LOW_THRESHOLDS, "enabled": True}}})
 
 
 def assert_calls(cli, reqs, decisions, deny_text, upto):
@@ -112,9 +140,10 @@ def stopped_after_second_block(decisions):
     return [d if d.call <= stop.call else Decision(d.call, "block", stop.detector, stop.message, False) for d in decisions]
 
 
-def transcripts_first_block(wd: Path, history: Path):
-    """`loopguard transcripts --json` on the history a CLI wrote: the first block's call number."""
-    (wd / "transcripts-config.json").write_text(ENABLED)
+def transcripts_first_block(wd: Path, history: Path, config: str = DEFAULT):
+    """`loopguard transcripts --json` on the history a CLI wrote, under the config the hooks ran
+    with: the first block's call number."""
+    (wd / "transcripts-config.json").write_text(config)
     out = subprocess.run([str(clis.BIN), "transcripts", "--config", str(wd / "transcripts-config.json"), "--json", str(history)],
                          capture_output=True, text=True)
     sessions = [json.loads(line) for line in out.stdout.splitlines() if '"type":"session"' in line]

@@ -37,9 +37,9 @@ def assert_blocked_then_stopped(claude, reqs, decisions):
 
 def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_the_session_ends(claude, tmp_path):
     p, reqs = claude.session({"FAKE_TURNS": 30})
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[BASH]] * 30)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[BASH]] * 30)
     block = sc.first(decisions, "block")
-    assert block.call == 21 and block.detector == "generic_repeat"
+    assert (block.call, block.detector) == sc.POLL_BLOCK
     assert_blocked_then_stopped(claude, reqs, decisions)
     # The warning reached the model once, with the outcome of the call it was given for.
     warn = sc.first(decisions, "warn", notify=True)
@@ -60,7 +60,7 @@ def test_a_ping_pong_between_two_reads_is_blocked_under_the_plugin_data_config(c
     cmds = ["cat a.txt", "cat b.txt"]
     p, reqs = claude.session({"FAKE_TURNS": 30, "FAKE_CMDS": json.dumps(cmds)})
     calls = [[("Bash", {"command": cmds[i % 2], "description": "Check build status"})] for i in range(30)]
-    decisions = sc.replay(tmp_path, sc.LOW, calls)
+    decisions = sc.replay(tmp_path, sc.LOW_FILLED, calls)
     assert sc.first(decisions, "block").detector == "ping_pong"
     assert_blocked_then_stopped(claude, reqs, decisions)
 
@@ -79,7 +79,7 @@ def transcript_results(claude):
 
 def test_three_parallel_calls_per_turn_lose_no_count(claude, tmp_path):
     p, reqs = claude.session({"FAKE_TURNS": 12, "FAKE_PARALLEL": 3})
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[BASH] * 3] * 12)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[BASH] * 3] * 12)
     blocks = [d for d in decisions if d.action == "block"]
     last_turn = (blocks[1].call - 1) // 3 + 1
     # The hooks of a turn's three calls run at once; which of them is denied is a race, how many
@@ -96,13 +96,14 @@ def test_three_parallel_calls_per_turn_lose_no_count(claude, tmp_path):
 
 
 def test_a_resumed_session_keeps_its_counts(claude, tmp_path):
-    p, first_reqs = claude.session({"FAKE_TURNS": 8}, args=["--output-format", "json"])
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[BASH]] * 30)
+    k = sc.resume_split(decisions)
+    p, first_reqs = claude.session({"FAKE_TURNS": k}, args=["--output-format", "json"])
     session_id = json.loads(p.stdout)["session_id"]
-    assert max(r["turn"] for r in first_reqs) == 9, claude.describe()
+    assert max(r["turn"] for r in first_reqs) == k + 1, claude.describe()
     p, reqs = claude.session({"FAKE_TURNS": 30}, args=["--resume", session_id], prompt="go on")
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[BASH]] * 30)
-    assert min(r["turn"] for r in reqs) == 9, claude.describe()
-    assert_blocked_then_stopped(claude, [r for r in reqs if r["turn"] > 9] + first_reqs, decisions)
+    assert min(r["turn"] for r in reqs) == k + 1, claude.describe()
+    assert_blocked_then_stopped(claude, [r for r in reqs if r["turn"] > k + 1] + first_reqs, decisions)
 
 
 BAD_CONFIG = "{tools: {loopDetection: {warningThreshold: 30, criticalThreshold: 10}}}"

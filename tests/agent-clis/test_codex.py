@@ -22,8 +22,9 @@ def codex(tmp_path, plugins):
 
 def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_denied_to_the_end(codex, tmp_path):
     p, reqs = codex.session({"FAKE_TURNS": 30})
-    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": POLL})]] * 30))
-    assert sc.first(decisions, "block").call == 21
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.DEFAULT, [[("Bash", {"command": POLL})]] * 30))
+    block = sc.first(decisions, "block")
+    assert (block.call, block.detector) == sc.POLL_BLOCK
     sc.assert_calls(codex, reqs, decisions, deny_text(POLL), 30)
     assert max(r["turn"] for r in reqs) == 31 and p.returncode == 0, codex.describe()
     warn = sc.first(decisions, "warn", notify=True)
@@ -42,7 +43,7 @@ def test_a_ping_pong_between_two_reads_is_blocked(codex, tmp_path):
     cmds = ["cat a.txt", "cat b.txt"]
     p, reqs = codex.session({"FAKE_TURNS": 16, "FAKE_CMDS": json.dumps(cmds)}, env={"LOOPGUARD_CONFIG": config})
     calls = [[("Bash", {"command": cmds[i % 2]})] for i in range(16)]
-    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.LOW, calls))
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.LOW_FILLED, calls))
     assert sc.first(decisions, "block").detector == "ping_pong"
     for d in decisions:
         sc.assert_calls(codex, reqs, [d], deny_text(cmds[(d.call - 1) % 2]), 1)
@@ -50,7 +51,7 @@ def test_a_ping_pong_between_two_reads_is_blocked(codex, tmp_path):
 
 def test_three_parallel_calls_per_turn_lose_no_count(codex, tmp_path):
     p, reqs = codex.session({"FAKE_TURNS": 10, "FAKE_PARALLEL": 3})
-    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": POLL})] * 3] * 10))
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.DEFAULT, [[("Bash", {"command": POLL})] * 3] * 10))
     blocks = {d.call for d in decisions if d.action == "block"}
     for turn in range(1, 11):
         results = next(r["results"] for r in reqs if r["turn"] == turn + 1)
@@ -60,12 +61,14 @@ def test_three_parallel_calls_per_turn_lose_no_count(codex, tmp_path):
 
 
 def test_a_resumed_session_keeps_its_counts(codex, tmp_path):
-    p, first_reqs = codex.session({"FAKE_TURNS": 8})
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.DEFAULT, [[("Bash", {"command": POLL})]] * 24))
+    k = sc.resume_split(decisions)
+    p, first_reqs = codex.session({"FAKE_TURNS": k})
     thread = next(json.loads(line)["thread_id"] for line in p.stdout.splitlines() if '"thread.started"' in line)
+    assert max(r["turn"] for r in first_reqs) == k + 1, codex.describe()
     p, reqs = codex.session({"FAKE_TURNS": 24}, args=["resume", thread], prompt="go on")
-    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": POLL})]] * 24))
-    assert min(r["turn"] for r in reqs) == 9, codex.describe()
-    sc.assert_calls(codex, [r for r in reqs if r["turn"] > 9] + first_reqs, decisions, deny_text(POLL), 24)
+    assert min(r["turn"] for r in reqs) == k + 1, codex.describe()
+    sc.assert_calls(codex, [r for r in reqs if r["turn"] > k + 1] + first_reqs, decisions, deny_text(POLL), 24)
 
 
 @pytest.mark.parametrize("mode", ["open", "closed"])

@@ -36,9 +36,9 @@ def chat_turns(gemini):
 
 def test_the_same_echo_polled_is_blocked_at_the_replayed_call_and_the_session_ends(gemini, tmp_path):
     p, reqs = gemini.session({"FAKE_TURNS": 30})
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[SHELL]] * 30)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[SHELL]] * 30)
     blocks = [d for d in decisions if d.action == "block"]
-    assert blocks[0].call == 21
+    assert (blocks[0].call, blocks[0].detector) == sc.POLL_BLOCK
     sc.assert_calls(gemini, reqs, decisions, deny_text, blocks[1].call - 1)
     # The second block ended the session: no request after it, and the chat says why.
     assert max(r["turn"] for r in reqs) == blocks[1].call and p.returncode == 0, gemini.describe()
@@ -60,7 +60,7 @@ def test_a_ping_pong_between_two_reads_is_blocked(gemini, tmp_path):
     cmds = ["cat a.txt", "cat b.txt"]
     p, reqs = gemini.session({"FAKE_TURNS": 30, "FAKE_CMDS": json.dumps(cmds)}, env={"LOOPGUARD_CONFIG": config})
     calls = [[("run_shell_command", {"command": cmds[i % 2], "description": "Check build status"})] for i in range(30)]
-    decisions = sc.replay(tmp_path, sc.LOW, calls)
+    decisions = sc.replay(tmp_path, sc.LOW_FILLED, calls)
     blocks = [d for d in decisions if d.action == "block"]
     assert blocks[0].detector == "ping_pong"
     sc.assert_calls(gemini, reqs, decisions, deny_text, blocks[1].call - 1)
@@ -69,7 +69,7 @@ def test_a_ping_pong_between_two_reads_is_blocked(gemini, tmp_path):
 
 def test_three_parallel_calls_per_turn_lose_no_count(gemini, tmp_path):
     p, reqs = gemini.session({"FAKE_TURNS": 12, "FAKE_PARALLEL": 3})
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[SHELL] * 3] * 12)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[SHELL] * 3] * 12)
     blocks = [d for d in decisions if d.action == "block"]
     last_turn = (blocks[1].call - 1) // 3 + 1
     turns = chat_turns(gemini)
@@ -81,13 +81,14 @@ def test_three_parallel_calls_per_turn_lose_no_count(gemini, tmp_path):
 
 
 def test_a_resumed_session_keeps_its_counts(gemini, tmp_path):
-    p, first_reqs = gemini.session({"FAKE_TURNS": 8})
-    assert max(r["turn"] for r in first_reqs) == 9, gemini.describe()
-    p, reqs = gemini.session({"FAKE_TURNS": 30}, args=["--resume", "latest"], prompt="go on")
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[SHELL]] * 30)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[SHELL]] * 30)
     blocks = [d for d in decisions if d.action == "block"]
-    assert min(r["turn"] for r in reqs) == 9, gemini.describe()
-    sc.assert_calls(gemini, [r for r in reqs if r["turn"] > 9] + first_reqs, decisions, deny_text, blocks[1].call - 1)
+    k = sc.resume_split(decisions)
+    p, first_reqs = gemini.session({"FAKE_TURNS": k})
+    assert max(r["turn"] for r in first_reqs) == k + 1, gemini.describe()
+    p, reqs = gemini.session({"FAKE_TURNS": 30}, args=["--resume", "latest"], prompt="go on")
+    assert min(r["turn"] for r in reqs) == k + 1, gemini.describe()
+    sc.assert_calls(gemini, [r for r in reqs if r["turn"] > k + 1] + first_reqs, decisions, deny_text, blocks[1].call - 1)
     assert max(r["turn"] for r in reqs) == blocks[1].call, gemini.describe()
 
 

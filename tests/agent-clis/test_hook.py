@@ -56,13 +56,52 @@ def test_concurrent_hook_processes_on_one_session_lose_no_count(tmp_path, parall
         posts = [finish(p) for p in [start(state, event("PostToolUse", i, tool_response=sc.RESULT), env=env) for i in ran]]
         for rc, out, err in posts:
             assert rc == 0 and err == "", (rc, out, err)
-    decisions = sc.replay(tmp_path, sc.ENABLED, [[("Bash", {"command": sc.POLL})] * parallel] * rounds)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[("Bash", {"command": sc.POLL})] * parallel] * rounds)
     expected = [sum(d.action == "block" for d in decisions[r * parallel:(r + 1) * parallel]) for r in range(rounds)]
     assert denied_per_round == expected
     files = sorted(p.name for p in state.iterdir())
     assert [f for f in files if f.endswith(".state")] and not [f for f in files if f.endswith((".bad", ".log")) or ".tmp" in f], files
     for f in state.glob("*.state"):
         assert f.read_bytes().startswith(b"loopguard-hook-state 1\n")
+
+
+OFF = json.dumps({"tools": {"loopDetection": {"enabled": False}}})
+
+
+def denied_calls(tmp_path, config, calls=30):
+    """Runs `calls` identical polls one after the other through the hook, a config file given or
+    none: the call numbers it denied."""
+    env = {"LOOPGUARD_CONFIG": ""}
+    if config is not None:
+        (tmp_path / "config.json5").write_text(config)
+        env["LOOPGUARD_CONFIG"] = str(tmp_path / "config.json5")
+    denied = []
+    for n in range(1, calls + 1):
+        rc, out, err = finish(start(tmp_path / "state", event("PreToolUse", f"t{n}"), env=env))
+        assert rc == 0 and err == "", (rc, out, err)
+        if '"permissionDecision":"deny"' in out:
+            denied.append(n)
+        else:
+            finish(start(tmp_path / "state", event("PostToolUse", f"t{n}", tool_response=sc.RESULT), env=env))
+    return denied
+
+
+@pytest.mark.parametrize("config, as_read", [(None, sc.DEFAULT), (OFF, OFF)], ids=["no config", "enabled false"])
+def test_detection_is_on_by_default_and_enabled_false_opts_out(tmp_path, config, as_read):
+    """No config: tool-loop detection on; `enabled: false`: nothing is denied. Each run is
+    checked against the replay of the document the hook must read it as."""
+    denied = denied_calls(tmp_path, config)
+    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, as_read, [[("Bash", {"command": sc.POLL})]] * 30))
+    assert denied == [d.call for d in decisions if d.action == "block"]
+
+
+def test_the_two_configs_decide_differently(tmp_path):
+    """What makes the test above tell them apart: the replays of the two documents differ."""
+    firsts = []
+    for config in (sc.DEFAULT, OFF):
+        decisions = sc.replay(tmp_path, config, [[("Bash", {"command": sc.POLL})]] * 30)
+        firsts.append(next((d.call for d in decisions if d.action == "block"), None))
+    assert firsts == [sc.POLL_BLOCK[0], None], firsts
 
 
 def test_the_state_folder_keeps_at_most_max_sessions_files(tmp_path):
@@ -76,12 +115,17 @@ def test_the_state_folder_keeps_at_most_max_sessions_files(tmp_path):
 
 def test_the_state_folder_keeps_at_most_max_state_bytes(tmp_path):
     state = tmp_path / "state"
-    for i in range(8):
+    finish(start(state, {**event("PreToolUse", "t"), "session_id": "session-0"}))
+    # Room for three and a half sessions of one call (a session's size depends on the policy's
+    # snapshot encoding, so it is measured, not assumed).
+    [first] = state.glob("*.state")
+    cap = first.stat().st_size * 7 // 2
+    for i in range(1, 8):
         payload = {**event("PreToolUse", "t"), "session_id": f"session-{i}"}
-        finish(start(state, payload, "--max-state-bytes", "3000"))
+        finish(start(state, payload, "--max-state-bytes", str(cap)))
     sizes = [f.stat().st_size for f in state.glob("*.state")]
     # The cut is made before the new session is written.
-    assert len(sizes) < 8 and sum(sizes) - max(sizes) <= 3000, sizes
+    assert len(sizes) < 8 and sum(sizes) - max(sizes) <= cap, (sizes, cap)
 
 
 def test_an_expired_session_is_deleted_when_a_new_one_comes(tmp_path):
