@@ -19,7 +19,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Cas, MemoryStore, StateStore, StoreError, StoreErrorKind, Versioned};
+use super::kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
+use super::memory::MemoryStore;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gateway::Gateway;
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::{Cas, StateStore, StoreError, Versioned};
+use super::kv::{Cas, StateStore, StoreError, Versioned};
 
 /// Keys kept by default (about 300 bytes each at the default budgets).
 pub const DEFAULT_CAPACITY: usize = 100_000;

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::SessionStats;
+use super::stats::SessionStats;
 use crate::error::Location;
 use crate::event::{Compaction, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
 use crate::session::SessionInfo;
