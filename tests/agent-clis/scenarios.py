@@ -63,10 +63,12 @@ def replay_once(wd, config, turns, blocked):
     return [Decision(i + 1, d["action"], d.get("detector"), d.get("message"), d.get("notify", False)) for i, d in enumerate(calls)]
 
 
-# The identical poll under the default config: OpenClaw's generic_repeat blocks the 21st
-# identical call (criticalThreshold 20, docs/spec/). Pinned here, from the spec, so that a replay
-# that went wrong the same way as the hook would not pass.
-POLL_BLOCK = (21, "generic_repeat")
+# The identical poll under the default config: the recommended preset's `sameResult` (blockAt 5,
+# guest/src/config/detection.rs) blocks the 5th call that returns the same result; OpenClaw's
+# rules alone would wait for the 21st (criticalThreshold 20). Pinned here, from the thresholds,
+# so that a replay that went wrong the same way as the hook would not pass.
+POLL_BLOCK = (5, "same_result")
+POLL_BLOCK_OPENCLAW = (21, "generic_repeat")
 
 
 def resume_split(decisions):
@@ -89,17 +91,22 @@ def results_of_call(requests, call: int):
 
 
 # The configs the hooks run under, and the same documents written out in full for the replay.
-# The hook fills in `tools.loopDetection.enabled: true` where a document is silent
-# (docs/AGENT-CLIS.md); the replay gets it spelled out here, by hand, so that a hook that did not
-# fill it in (or filled in something else) decides differently from the replay.
+# The hook fills in `tools.loopDetection.enabled: true` and `loopguard.preset: "recommended"`
+# where a document is silent (docs/AGENT-CLIS.md); the replay gets them spelled out here, by
+# hand, so that a hook that did not fill them in (or filled in something else) decides
+# differently from the replay.
 ENABLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}})
 # No config at all (the plugin as installed): what the hook must read it as.
-DEFAULT = ENABLED
+DEFAULT = json.dumps({"tools": {"loopDetection": {"enabled": True}}, "loopguard": {"preset": "recommended"}})
+# OpenClaw's rules only: the documented opt-out of the preset (`enabled` filled in by the hook).
+PRESET_OFF = json.dumps({"loopguard": {"preset": "off"}})
+PRESET_OFF_FILLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}, "loopguard": {"preset": "off"}})
 LOW_THRESHOLDS = {"warningThreshold": 3, "criticalThreshold": 6, "globalCircuitBreakerThreshold": 9}
-# A user's config file that says nothing of `enabled` ...
+# A user's config file that says nothing of `enabled` or the preset ...
 LOW = json.dumps({"tools": {"loopDetection": LOW_THRESHOLDS}})
 # ... and what the hook reads it as.
-LOW_FILLED = json.dumps({"tools": {"loopDetection": {**LOW_THRESHOLDS, "enabled": True}}})
+LOW_FILLED = json.dumps({"tools": {"loopDetection": {**LOW_THRESHOLDS, "enabled": True}},
+                         "loopguard": {"preset": "recommended"}})
 
 
 def assert_calls(cli, reqs, decisions, deny_text, upto):

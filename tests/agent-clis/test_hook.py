@@ -65,7 +65,7 @@ def test_concurrent_hook_processes_on_one_session_lose_no_count(tmp_path, parall
         assert f.read_bytes().startswith(b"loopguard-hook-state 1\n")
 
 
-OFF = json.dumps({"tools": {"loopDetection": {"enabled": False}}})
+OFF = json.dumps({"tools": {"loopDetection": {"enabled": False}}, "loopguard": {"preset": "off"}})
 
 
 def denied_calls(tmp_path, config, calls=30):
@@ -86,22 +86,25 @@ def denied_calls(tmp_path, config, calls=30):
     return denied
 
 
-@pytest.mark.parametrize("config, as_read", [(None, sc.DEFAULT), (OFF, OFF)], ids=["no config", "enabled false"])
-def test_detection_is_on_by_default_and_enabled_false_opts_out(tmp_path, config, as_read):
-    """No config: tool-loop detection on; `enabled: false`: nothing is denied. Each run is
-    checked against the replay of the document the hook must read it as."""
+@pytest.mark.parametrize("config, as_read", [(None, sc.DEFAULT), (sc.PRESET_OFF, sc.PRESET_OFF_FILLED), (OFF, OFF)],
+                         ids=["no config", "preset off", "all off"])
+def test_the_recommended_preset_is_the_default_and_the_opt_outs_hold(tmp_path, config, as_read):
+    """No config: detection on with the recommended preset; `loopguard: {preset: "off"}`:
+    OpenClaw's rules only; with `enabled: false` too, nothing is denied. Each run is checked
+    against the replay of the document the hook must read it as."""
     denied = denied_calls(tmp_path, config)
     decisions = sc.stopped_after_second_block(sc.replay(tmp_path, as_read, [[("Bash", {"command": sc.POLL})]] * 30))
     assert denied == [d.call for d in decisions if d.action == "block"]
 
 
-def test_the_two_configs_decide_differently(tmp_path):
-    """What makes the test above tell them apart: the replays of the two documents differ."""
+def test_the_three_configs_decide_differently(tmp_path):
+    """What makes the test above tell them apart: the replays of the three documents differ, at
+    the calls the preset's and OpenClaw's thresholds say."""
     firsts = []
-    for config in (sc.DEFAULT, OFF):
+    for config in (sc.DEFAULT, sc.PRESET_OFF_FILLED, OFF):
         decisions = sc.replay(tmp_path, config, [[("Bash", {"command": sc.POLL})]] * 30)
-        firsts.append(next((d.call for d in decisions if d.action == "block"), None))
-    assert firsts == [sc.POLL_BLOCK[0], None], firsts
+        firsts.append(next(((d.call, d.detector) for d in decisions if d.action == "block"), None))
+    assert firsts == [sc.POLL_BLOCK, sc.POLL_BLOCK_OPENCLAW, None], firsts
 
 
 def test_the_state_folder_keeps_at_most_max_sessions_files(tmp_path):

@@ -54,7 +54,8 @@ pub struct HookArgs {
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     /// The config document (default: $LOOPGUARD_CONFIG, else config.json5 or config.json in the
-    /// state folder, else `{}`); tool-loop detection is on unless it says `enabled: false`.
+    /// state folder, else `{}`); tool-loop detection is on with the `recommended` preset unless it
+    /// says otherwise (`enabled: false`, `loopguard.preset: "off"`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Policy component to use instead of the embedded one (default: $LOOPGUARD_POLICY).
@@ -265,15 +266,14 @@ fn config(args: &HookArgs, dir: &Path) -> Result<(String, String), String> {
     Ok((name, doc.to_string()))
 }
 
-/// What the hook assumes where the user's document is silent: tool-loop detection on (a user who
-/// installs the guard wants it to guard). Any value the document gives wins, so `enabled: false`
-/// opts out. Not the `recommended` preset (issue 50) yet: its detectors keep their history in
-/// the session's trail, which policy snapshots do not carry (guest/src/tool_loop/session.rs), and
-/// the hook rebuilds each session from its snapshot in every process, so the preset would see one
-/// call at a time and never decide. Adding `"loopguard": {"preset": "recommended"}` here is the
-/// whole change once snapshots carry the trail.
+/// What the hook assumes where the user's document is silent: tool-loop detection on and the
+/// `recommended` preset (issue 50). A user who installs the guard in a coding CLI wants it to
+/// guard, and OpenClaw's thresholds alone (a block at the 21st identical call) sit above the
+/// loops real agents make. Any value the document gives wins, so `enabled: false` and
+/// `loopguard.preset: "off"` (a value the config already accepts) opt out; the policy decides
+/// on the filled-in document exactly as on one written out by hand.
 fn defaults() -> Value {
-    serde_json::json!({"tools": {"loopDetection": {"enabled": true}}})
+    serde_json::json!({"tools": {"loopDetection": {"enabled": true}}, "loopguard": {"preset": "recommended"}})
 }
 
 /// Adds every key of `defaults` that `doc` lacks, object by object. A key the document gives

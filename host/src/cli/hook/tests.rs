@@ -1,5 +1,5 @@
 //! The hook's config defaults: what a document that says nothing becomes, and that every value a
-//! document gives (the opt-out included) wins over the defaults.
+//! document gives (the opt-outs included) wins over the defaults.
 
 use serde_json::{json, Value};
 
@@ -12,24 +12,25 @@ fn filled(doc: Value) -> Value {
 }
 
 #[test]
-fn a_document_that_says_nothing_gets_detection_on() {
-    assert_eq!(filled(json!({})), json!({"tools": {"loopDetection": {"enabled": true}}}));
+fn a_document_that_says_nothing_gets_detection_on_and_the_recommended_preset() {
+    let want = json!({"tools": {"loopDetection": {"enabled": true}}, "loopguard": {"preset": "recommended"}});
+    assert_eq!(filled(json!({})), want);
 }
 
 #[test]
 fn the_defaults_fill_in_beside_what_the_document_says() {
     let doc = json!({"tools": {"loopDetection": {"warningThreshold": 3}}, "loopguard": {"maxSessions": 5}});
     let want = json!({"tools": {"loopDetection": {"warningThreshold": 3, "enabled": true}},
-                      "loopguard": {"maxSessions": 5}});
+                      "loopguard": {"maxSessions": 5, "preset": "recommended"}});
     assert_eq!(filled(doc), want);
 }
 
 #[test]
-fn the_opt_out_is_kept() {
-    let off = json!({"tools": {"loopDetection": {"enabled": false}}});
+fn the_opt_outs_are_kept() {
+    let off = json!({"tools": {"loopDetection": {"enabled": false}}, "loopguard": {"preset": "off"}});
     assert_eq!(filled(off.clone()), off);
     // `null` is what the document says too (the config reads it as unset: off).
-    let null = json!({"tools": {"loopDetection": {"enabled": null}}});
+    let null = json!({"tools": {"loopDetection": {"enabled": null}}, "loopguard": {"preset": null}});
     assert_eq!(filled(null.clone()), null);
 }
 
@@ -60,5 +61,5 @@ fn a_json5_config_file_is_read_and_filled() {
     assert_eq!(name, path.display().to_string());
     let doc: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(doc["tools"]["loopDetection"], json!({"criticalThreshold": 12, "enabled": true}));
-    assert_eq!(doc.as_object().map(|d| d.len()), Some(1), "{doc}");
+    assert_eq!(doc["loopguard"], json!({"preset": "recommended"}));
 }
