@@ -6,17 +6,23 @@
    (`python3 -c` that reads stdin and prints {}) and with the other vehicle a plugin could ship,
    the Python wheel (`import loopguard`, a guard, one decision), in the same run, interleaved so
    that the machine's load hits all of them alike. p50 and p99 of each.
-2. With --clis: a 30-turn looping session in each real CLI with loopguard's plugin and with no
-   hooks, paired runs, wall time and ratio. The plugin's config raises the thresholds above 30
-   here, so that both runs do the same 30 turns and the difference is the hooks' cost (under the
-   default config Claude Code and Gemini CLI stop at call 22: shorter than without the guard).
+2. With --clis: a 30-turn looping session in each real CLI with loopguard's plugin, with the same
+   plugin whose hook is a trivial shell script (what the CLI's hook dispatch costs by itself) and
+   with no hooks, paired runs, wall time and ratios. The plugin's config keeps the default's detectors
+   (OpenClaw's and the recommended preset's) on but raises their thresholds above 30 here, so
+   that both runs do the same 30 turns and the difference is the hooks' cost (under the default
+   config the guard ends the session at the 6th call: shorter than without the guard).
 
-Usage: scripts/bench-hook.py [--bin target/release/loopguard] [--runs 300] [--clis] [--cli-runs 3]
+Usage: scripts/bench-hook.py [--bin target/release/loopguard] [--runs 300] [--config FILE] [--clis] [--cli-runs 3]
+
+--config runs the hook under that config document (LOOPGUARD_CONFIG) instead of none, e.g. one
+with `loopguard.preset: "recommended"` to see what the preset's config costs each process.
 """
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,10 +59,10 @@ def pct(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
-def hook_figures(binary, runs):
+def hook_figures(binary, runs, config=None):
     state = Path(tempfile.mkdtemp(prefix="bench-hook-"))
     hook = [binary, "hook", "claude-code", "--state-dir", str(state)]
-    env = {**os.environ, "LOOPGUARD_CACHE_DIR": str(state / "cache")}
+    env = {**os.environ, "LOOPGUARD_CACHE_DIR": str(state / "cache"), "LOOPGUARD_CONFIG": str(config or "")}
     result = {"stdout": "test result: FAILED. 11 passed; 1 failed"}
     for i in range(200):  # the session's first 200 calls (and the compile cache)
         subprocess.run(hook, input=event("PreToolUse", i), capture_output=True, text=True, env=env, check=True)
@@ -70,7 +76,8 @@ def hook_figures(binary, runs):
         times["loopguard PostToolUse"].append(timed(hook, event("PostToolUse", i, tool_response=result), env))
         if wheel_ok:
             times["python wheel (import + 1 decision)"].append(timed(WHEEL, event("PreToolUse", i), env))
-    print(f"one hook call, process start to exit; session state {size} bytes after 200 calls; {runs} paired runs")
+    print(f"one hook call, process start to exit; session state {size} bytes after 200 calls; {runs} paired runs; "
+          f"config {config or 'none'}; load average {os.getloadavg()[0]:.2f}")
     print(f"{'':38} {'p50 ms':>8} {'p99 ms':>8}")
     for name, values in times.items():
         if values:
@@ -84,14 +91,26 @@ def cli_figures(runs):
 
     work = Path(tempfile.mkdtemp(prefix="bench-clis-"))
     plugins = clis.pack_plugins(work / "plugins")
+    # The same plugins with a trivial hook in place of loopguard (a shell script that reads the
+    # event and answers {}): what the CLI's own hook dispatch costs, whatever the hook does.
+    trivial = work / "plugins-trivial"
+    shutil.copytree(plugins, trivial)
+    for binary in trivial.glob("**/bin/loopguard"):
+        binary.write_text("#!/bin/sh\ncat >/dev/null\necho '{}'\n")
+    late = {"warnAt": 40, "blockAt": 60}
     high = json.dumps({"tools": {"loopDetection": {"enabled": True, "warningThreshold": 50, "criticalThreshold": 100,
-                                                   "globalCircuitBreakerThreshold": 200}}})
+                                                   "globalCircuitBreakerThreshold": 200}},
+                       "loopguard": {"preset": "recommended", "detectors": {
+                           "sameError": late, "sameResult": late, "growingArgs": late,
+                           "cycle": {"warnAt": 20, "blockAt": 30}}}})
     (work / "high.json").write_text(high)
-    print(f"\n30-turn looping session (the same echo), wall seconds, median of {runs} paired runs")
-    print(f"{'CLI':12} {'no hooks':>9} {'loopguard':>10} {'ratio':>6}")
+    print(f"\n30-turn looping session (the same echo), wall seconds, median of {runs} paired runs; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'CLI':12} {'no hooks':>9} {'trivial hook':>13} {'loopguard':>10} {'ratio':>6} {'trivial ratio':>14}")
     for kind in (clis.Claude, clis.Codex, clis.Gemini):
         bare = kind(work / f"{kind.name}-bare", plugins)
         guarded = kind(work / f"{kind.name}-guarded", plugins).install()
+        floor = kind(work / f"{kind.name}-trivial", trivial).install()
         if kind is clis.Codex:
             bare.config().parent.mkdir(parents=True, exist_ok=True)
             bare.config().write_text(clis.CODEX_CONFIG.replace("PORT", "9"))
@@ -99,25 +118,27 @@ def cli_figures(runs):
             settings = guarded.home / ".gemini" / "settings.json"
             (bare.home / ".gemini").mkdir(parents=True, exist_ok=True)
             (bare.home / ".gemini" / "settings.json").write_text(settings.read_text())
-        walls = {"bare": [], "guarded": []}
+        walls = {"bare": [], "trivial": [], "guarded": []}
         for _ in range(runs):
-            for name, cli, env in (("bare", bare, {}), ("guarded", guarded, {"LOOPGUARD_CONFIG": work / "high.json"})):
+            for name, cli, env in (("bare", bare, {}), ("trivial", floor, {}),
+                                   ("guarded", guarded, {"LOOPGUARD_CONFIG": work / "high.json"})):
                 p, reqs = cli.session({"FAKE_TURNS": 30}, env=env)
                 assert max(r["turn"] for r in reqs) == 31, cli.describe()
                 walls[name].append(p.elapsed)
-        b, g = statistics.median(walls["bare"]), statistics.median(walls["guarded"])
-        print(f"{kind.name:12} {b:9.2f} {g:10.2f} {g / b:6.2f}")
+        b, t, g = (statistics.median(walls[k]) for k in ("bare", "trivial", "guarded"))
+        print(f"{kind.name:12} {b:9.2f} {t:13.2f} {g:10.2f} {g / b:6.2f} {t / b:14.2f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "loopguard"))
     ap.add_argument("--runs", type=int, default=300)
+    ap.add_argument("--config", help="the hook's config document (default: none)")
     ap.add_argument("--clis", action="store_true")
     ap.add_argument("--cli-runs", type=int, default=3)
     args = ap.parse_args()
     os.environ.setdefault("LOOPGUARD_BIN", args.bin)
-    hook_figures(args.bin, args.runs)
+    hook_figures(args.bin, args.runs, args.config)
     if args.clis:
         cli_figures(args.cli_runs)
 
