@@ -173,8 +173,8 @@ impl<C: Core> GuestGateway for Resource<C> {
         Ok(match verdict {
             tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
             tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,
-            tl::OutcomeVerdict::Abort { count, message } => OutcomeVerdict::Abort(AbortInfo {
-                detector: tl::Detector::CompactionLoopPersisted.as_str().to_string(),
+            tl::OutcomeVerdict::Abort { detector, count, message } => OutcomeVerdict::Abort(AbortInfo {
+                detector: detector.as_str().to_string(),
                 count,
                 tool: call.tool,
                 message,

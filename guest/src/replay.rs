@@ -62,11 +62,9 @@ impl Gateway {
             Event::ToolResult(call, outcome) => match self.record_tool_outcome(call, *outcome)? {
                 OutcomeVerdict::Recorded => out.push_str("\"recorded\""),
                 OutcomeVerdict::Ignored => out.push_str("\"ignored\""),
-                OutcomeVerdict::Abort { count, message } => {
-                    let _ = write!(
-                        out,
-                        "\"abort\",\"detector\":\"compaction_loop_persisted\",\"count\":{count},\"message\":"
-                    );
+                OutcomeVerdict::Abort { detector, count, message } => {
+                    let _ =
+                        write!(out, "\"abort\",\"detector\":\"{}\",\"count\":{count},\"message\":", detector.as_str());
                     write_string(&message, out);
                 }
             },

@@ -39,7 +39,7 @@ fn rephrased_searches_that_find_nothing_are_warned_then_blocked_then_the_run_end
     assert_eq!(a[..2], ["allow", "allow"]);
     assert_eq!(a[2..4], ["warn:same_result", "warn:same_result"]);
     assert_eq!(a[4..7], ["block:same_result", "block:same_result", "block:same_result"]);
-    assert_eq!(a[7], "abort:compaction_loop_persisted", "the ladder's abort, through the outcome path");
+    assert_eq!(a[7], "abort:ladder", "the ladder's abort, through the outcome path");
     assert!(actions(OFF, &trace).iter().all(|x| x == "allow"), "OpenClaw's rules see no loop here");
 }
 

@@ -262,7 +262,7 @@ fn post_compaction_guard_aborts_on_the_window_th_identical_outcome() {
     assert_eq!(sim.result_run("exec", "{}", "1", Some("r")), OutcomeVerdict::Recorded);
     assert_eq!(sim.result_run("exec", "{}", "1", None), OutcomeVerdict::Recorded, "another run's guard");
     assert_eq!(sim.result_run("exec", "{}", "1", Some("r")), OutcomeVerdict::Recorded);
-    let OutcomeVerdict::Abort { count, message } = sim.result_run("exec", "{}", "1", Some("r")) else {
+    let OutcomeVerdict::Abort { count, message, .. } = sim.result_run("exec", "{}", "1", Some("r")) else {
         panic!("expected an abort");
     };
     assert_eq!(count, 3);

@@ -33,6 +33,8 @@ pub enum Detector {
     Cycle,
     /// [`growing_args`](super::growing_args) (issue 50).
     GrowingArgs,
+    /// [`ladder`](super::ladder): the run ended because blocks were ignored (issue 50).
+    Ladder,
 }
 
 impl Detector {
@@ -50,6 +52,7 @@ impl Detector {
             Detector::SameResult => "same_result",
             Detector::Cycle => "cycle",
             Detector::GrowingArgs => "growing_args",
+            Detector::Ladder => "ladder",
         }
     }
 }
@@ -87,9 +90,11 @@ pub enum OutcomeVerdict {
     Recorded,
     /// No hash: nothing recorded.
     Ignored,
-    /// The post-compaction guard fired.
+    /// End the run: the post-compaction guard fired, or the ladder saw its blocks ignored.
     Abort {
-        /// Matching observations.
+        /// Which: [`Detector::CompactionLoopPersisted`] or [`Detector::Ladder`].
+        detector: Detector,
+        /// Matching observations (ignored blocks, for the ladder).
         count: u32,
         /// The exact message.
         message: String,

@@ -13,7 +13,7 @@
 
 use std::num::NonZeroU32;
 
-use super::decision::{OutcomeVerdict, ToolAction};
+use super::decision::{Detector, OutcomeVerdict, ToolAction};
 use super::trail::Trail;
 
 /// Climbs (a block) or leaves (a call with no finding) the ladder after a call's verdict.
@@ -36,7 +36,7 @@ pub fn on_outcome(trail: &mut Trail, abort_after: NonZeroU32) -> Option<OutcomeV
         "loopguard: {n} blocks in a row were ignored; the agent keeps retrying what was blocked. \
          Ending the run."
     );
-    Some(OutcomeVerdict::Abort { count: n, message })
+    Some(OutcomeVerdict::Abort { detector: Detector::Ladder, count: n, message })
 }
 
 #[cfg(test)]

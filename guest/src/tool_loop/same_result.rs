@@ -29,8 +29,9 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, aim: &Sketch, 
     let key = key_digest(tag::WARN_KEY, &[b"same-result", &tool_id.to_le_bytes()]);
     if n > 0 && attempt >= t.block_at {
         let m = format!(
-            "loopguard: {tool} {what} {n} times in a row; blocked. Changing the wording does not help: \
-             use what you already have, try a different approach, or report that it cannot be found."
+            "loopguard: {tool} {what} {n} times in a row; blocked. Calling it again, with these or other \
+             arguments, does not help: use what you already have, try a different approach, or report \
+             that it cannot be done."
         );
         return Some(Finding::block(Detector::SameResult, attempt, m));
     }
@@ -38,7 +39,7 @@ pub fn check(entries: &VecDeque<Entry>, tool: &str, tool_id: u64, aim: &Sketch, 
     let attempt = n + 1;
     (n > 0 && attempt >= t.warn_at).then(|| {
         let m = format!(
-            "loopguard: {tool} {what} {n} times in a row with different arguments. Another variation \
+            "loopguard: {tool} {what} {n} times in a row. Another call, with these or other arguments, \
              is unlikely to help; change approach."
         );
         Finding::warn(Detector::SameResult, attempt, key, m)

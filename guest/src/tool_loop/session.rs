@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::decision::{
-    CompactionVerdict, Finding, OutcomeVerdict, Scope, ToolAction, ToolVerdict, MAX_GUARDS_PER_SESSION,
+    CompactionVerdict, Detector, Finding, OutcomeVerdict, Scope, ToolAction, ToolVerdict, MAX_GUARDS_PER_SESSION,
 };
 use super::facts::{tool_name, CallFacts, ToolCall};
 use super::history::{Attached, History, Record};
@@ -153,7 +153,11 @@ impl Session {
         };
         self.history.record_outcome(facts.tool_id, facts.args, call.call_id, facts.run, attached, s.history_size);
         match self.guard(call.run, s).observe(call.tool, facts.args, hashed.digest, s.texts) {
-            Some(abort) => OutcomeVerdict::Abort { count: abort.count, message: abort.message },
+            Some(abort) => OutcomeVerdict::Abort {
+                detector: Detector::CompactionLoopPersisted,
+                count: abort.count,
+                message: abort.message,
+            },
             None => OutcomeVerdict::Recorded,
         }
     }
