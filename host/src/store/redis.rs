@@ -2,7 +2,7 @@
 //! synchronous connection, like the rest of the host.
 //!
 //! One key per state key, `<prefix>{<state key>}` (the braces make the whole state key the
-//! cluster hash tag), holding [`super::kv::encode`]'s value: a 16-digit hex version and the policy's
+//! cluster hash tag), holding the value `kv::encode` writes: a 16-digit hex version and the policy's
 //! blob. Reading is a `GET`; writing is [`CAS_SCRIPT`], which compares the version and sets
 //! value and TTL in one atomic step, and returns the current value on a conflict so that a
 //! retry needs no second read. The script runs by `EVALSHA` and falls back to `EVAL` when the
