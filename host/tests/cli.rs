@@ -282,3 +282,27 @@ fn a_trace_larger_than_one_chunk_keeps_its_line_numbers() {
     let run = run.check(same, "chunked CLI output differs from one apply-events call");
     run.check(whole.lines().count() == 60_000, "one decision per line");
 }
+
+#[test]
+fn store_tls_files_are_checked_at_start_and_never_print_the_password() {
+    let dir = TempDir::new("store-tls");
+    let config = dir.write("config.json", ON);
+    let trace = dir.write("trace.jsonl", CALL);
+    let store = |url: &str, tls: &[&str]| {
+        let mut args = vec!["replay", "--config", config.to_str().unwrap(), "--store", url];
+        args.extend_from_slice(tls);
+        args.push(trace.to_str().unwrap());
+        loopguard(args, None)
+    };
+    let secret = "rediss://user:hunter2@127.0.0.1:1";
+    let run = store(secret, &["--store-ca", "/nonexistent/ca.pem"]);
+    assert!(!run.stderr().contains("hunter2"), "{}", run.stderr());
+    fails_with(run, &["--store rediss://***@127.0.0.1:1", "cannot read the TLS CA file /nonexistent/ca.pem"]);
+    fails_with(store("redis://127.0.0.1:1", &["--store-ca", "/etc/hostname"]), &["TLS files need a rediss:// URL"]);
+    fails_with(store(secret, &["--store-cert", "/etc/hostname"]), &["replay needs --store-key"]);
+    let garbage = dir.write("ca.pem", "not a certificate");
+    fails_with(
+        store("rediss://127.0.0.1:1", &["--store-ca", garbage.to_str().unwrap()]),
+        &["holds no PEM certificate"],
+    );
+}

@@ -277,6 +277,12 @@ export interface StoreOptions {
   storeDeadlineMs?: number;
   /** When the store fails: refuse the decision (a LoopGuardError of kind `store`) instead of deciding on local state. */
   storeFailClosed?: boolean;
+  /** With a `rediss://` store: the CA (PEM file) the server's certificate must chain to, instead of Node's roots. */
+  storeCa?: string;
+  /** With a `rediss://` store: a client certificate (PEM file) for a server that asks for one; needs `storeKey`. */
+  storeCert?: string;
+  /** The private key (PEM file) of `storeCert`. */
+  storeKey?: string;
   /** More ioredis options (`tls`, `username`, `password`, …); the store's own timeouts and queueing win. */
   redisOptions?: Record<string, unknown>;
   /** Where the one line per failure episode goes (default: stderr). */

@@ -23,16 +23,31 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Redis:
-    """A redis-server of our own: loopback, persistence off, stopped by PID."""
+def make_certs(folder):
+    """Test certificates in `folder` (tests/replicas/make-certs.sh says which): their paths."""
+    subprocess.run(["bash", os.path.join(ROOT, "tests", "replicas", "make-certs.sh"), folder], check=True, timeout=60)
+    files = {"ca": "ca.pem", "server": "server.pem", "server_key": "server.key", "client": "client.pem",
+             "client_key": "client.key", "other_ca": "other-ca.pem"}
+    return {k: os.path.join(folder, name) for k, name in files.items()}
 
-    def __init__(self, port=None):
+
+class Redis:
+    """A redis-server of our own: loopback, persistence off, stopped by PID. With `certs` (from
+    make_certs) it speaks TLS only and asks every client for a certificate."""
+
+    def __init__(self, port=None, certs=None):
         self.port = port or free_port()
         self.proc = None
+        self.certs = certs
 
     def start(self):
+        listen = ["--port", str(self.port)]
+        if self.certs:
+            c = self.certs
+            listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", c["server"], "--tls-key-file",
+                      c["server_key"], "--tls-ca-cert-file", c["ca"], "--tls-auth-clients", "yes"]
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--protected-mode", "yes", "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
@@ -47,10 +62,19 @@ class Redis:
 
     @property
     def url(self):
-        return f"redis://127.0.0.1:{self.port}"
+        return f"{'rediss' if self.certs else 'redis'}://127.0.0.1:{self.port}"
+
+    def tls_args(self):
+        """The replica's options for this server's TLS: its CA and the client certificate."""
+        c = self.certs
+        return ("--store-ca", c["ca"], "--store-cert", c["client"], "--store-key", c["client_key"]) if c else ()
 
     def cli(self, *args):
-        out = subprocess.run(["redis-cli", "-p", str(self.port), "--raw", *args], capture_output=True, text=True,
+        tls = []
+        if self.certs:
+            c = self.certs
+            tls = ["--tls", "--cacert", c["ca"], "--cert", c["client"], "--key", c["client_key"]]
+        out = subprocess.run(["redis-cli", "-p", str(self.port), *tls, "--raw", *args], capture_output=True, text=True,
                              timeout=5)
         return out.stdout.strip()
 

@@ -11,6 +11,9 @@
   closed    --store-fail-closed with no store: every decision refused, none lost.
   unreadable a key holding a foreign value: decided on local state, counted.
   full      the store refuses writes (maxmemory): decided on local state, one episode.
+  tls       a server that speaks TLS only and asks for client certificates (rediss://): the
+            parity storm with the CA and a client certificate; without the certificate, or
+            trusting another authority, every decision is made on local state and the log says why.
 
 usage: storm.py --bin target/debug/loopguard [--seed N]
 """
@@ -73,7 +76,7 @@ def parity(binary, cfg, redis, seed, mode, tmp):
     # (unpaced, one replica runs ahead by seconds of event time and the timestamps' disorder grows).
     replicas = harness.run_replicas(binary, cfg, plain, redis.url, f"lg:{mode}{seed}:", pace=0.001,
                                     # A loaded CI machine must not turn a slow answer into a local decision here.
-                                    extra=("--store-deadline-ms", "2000"))
+                                    extra=("--store-deadline-ms", "2000", *redis.tls_args()))
     rows = deliveries(routed, replicas)
     assert all(d["store"]["via"] == "store" for _, _, d, _ in rows), "every decision went through the store"
     by_key = collections.defaultdict(list)
@@ -89,7 +92,7 @@ def parity(binary, cfg, redis, seed, mode, tmp):
     assert not differ, f"{len(differ)} verdicts differ from one node's replay, first: {differ[:3]}"
     suppressed = sum(d["action"] in ("suppress", "block") for _, _, d, _ in rows)
     retries = sum(r.stats()["cas_retries"] for r in replicas)
-    print(f"parity/{mode}: {len(rows)} deliveries over {len(by_key)} keys, {suppressed} suppressed or blocked, "
+    print(f"parity/{mode}{' over TLS' if redis.certs else ''}: {len(rows)} deliveries over {len(by_key)} keys, {suppressed} suppressed or blocked, "
           f"{retries} CAS retries; verdicts equal one node's replay in commit order")
     assert suppressed > 0 and any(d["action"] == "suppress" and d.get("budget") == "burst" for _, _, d, _ in rows)
 
@@ -187,6 +190,32 @@ def full(binary, cfg, redis):
     print("full: the store refuses writes (maxmemory): decided on local state, one episode logged")
 
 
+def tls(binary, cfg, seed, tmp):
+    """The parity storm over TLS, then the two ways a replica's TLS can be wrong."""
+    certs = harness.make_certs(tmp)
+    redis = harness.Redis(certs=certs).start()
+    try:
+        parity(binary, cfg, redis, seed, "random", tmp)
+        lines = [json.dumps(harness.bot("tls", "a", "b", 1000 + i)) for i in range(25)]
+        wrong = {
+            "no client certificate": ("--store-ca", certs["ca"]),
+            "another authority": ("--store-ca", certs["other_ca"], "--store-cert", certs["client"], "--store-key",
+                                  certs["client_key"]),
+        }
+        for what, extra in wrong.items():
+            (r,) = harness.run_replicas(binary, cfg, [lines], redis.url, "lg:tls:",
+                                        extra=("--store-deadline-ms", "2000", *extra))
+            assert [d["store"]["via"] for d in r.decisions()] == ["local"] * 25, what
+            assert [d["action"] for d in r.decisions()] == ["allow"] * 20 + ["suppress"] * 5, what
+            assert r.stats()["episodes"] == 1, (what, r.stats())
+            said = "".join(r.err)
+            assert "rediss://127.0.0.1" in said and "panicked" not in said, said
+            print(f"tls/{what}: decided on local state, one episode; stderr says: {r.err[0].strip()[:140]}")
+        assert redis.cli("DBSIZE") != "0", "the parity storm's keys are in the TLS server"
+    finally:
+        redis.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -211,6 +240,7 @@ def main():
             faults(binary, cfg, redis, a.seed + 2)
         finally:
             redis.stop()
+        tls(binary, cfg, a.seed + 3, tmp)
     print(f"replicas: all passed in {time.time() - started:.1f} s")
 
 

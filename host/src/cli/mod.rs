@@ -214,6 +214,10 @@ fn one_line_error(e: &clap::Error, args: &[String]) -> String {
             "transcripts needs at least one PATH (a state directory, an agent .sqlite, a .jsonl, a trajectory export)"
                 .into()
         }
+        // `--store-cert` without `--store-key`, say: the argument it needs, named.
+        ErrorKind::MissingRequiredArgument if !arg.is_empty() => {
+            format!("{sub} needs {arg}; try `loopguard {sub} --help`")
+        }
         ErrorKind::InvalidValue if context(e, ContextKind::InvalidValue).is_empty() => format!("{flag} needs a value"),
         ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
             let value = context(e, ContextKind::InvalidValue);

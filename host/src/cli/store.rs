@@ -6,13 +6,13 @@
 //! and latencies goes to stderr.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
 use loopguard_host::store::{
-    Decided, MemoryStore, RedisStore, StateStore, StoreFailure, StoreOptions, StoredGateway, Via,
+    redacted, Decided, MemoryStore, RedisStore, StateStore, StoreFailure, StoreOptions, StoreTls, StoredGateway, Via,
 };
 use loopguard_host::Policy;
 
@@ -37,6 +37,16 @@ pub struct StoreArgs {
     /// When the store fails, make no decision ("via":"refused") instead of deciding on local state.
     #[arg(long, requires = "store")]
     pub store_fail_closed: bool,
+    /// With a rediss:// store: the CA (PEM) the server's certificate must chain to, instead of
+    /// the system's roots.
+    #[arg(long, value_name = "FILE", requires = "store")]
+    pub store_ca: Option<PathBuf>,
+    /// With a rediss:// store: a client certificate (PEM) for a server that asks for one.
+    #[arg(long, value_name = "FILE", requires_all = ["store", "store_key"])]
+    pub store_cert: Option<PathBuf>,
+    /// The private key (PEM) of --store-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["store", "store_cert"])]
+    pub store_key: Option<PathBuf>,
 }
 
 /// Latencies in microseconds, one bucket each up to 100 ms (bounded memory for any trace).
@@ -85,7 +95,12 @@ pub fn replay(
     let store: Box<dyn StateStore> = match url {
         "memory" => Box::new(MemoryStore::default()),
         u if u.starts_with("redis://") || u.starts_with("rediss://") || u.starts_with("valkey://") => {
-            Box::new(RedisStore::open(u, &args.store_prefix, options.deadline).with_context(|| format!("--store {u}"))?)
+            let tls =
+                StoreTls { ca: args.store_ca.clone(), cert: args.store_cert.clone(), key: args.store_key.clone() };
+            Box::new(
+                RedisStore::open(u, &args.store_prefix, options.deadline, &tls)
+                    .with_context(|| format!("--store {}", redacted(u)))?,
+            )
         }
         other => bail!("--store needs `memory` or a redis://host:port URL, not {other:?}"),
     };

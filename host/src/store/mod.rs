@@ -32,4 +32,4 @@ pub mod redis;
 pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via};
 pub use kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 pub use memory::MemoryStore;
-pub use redis::RedisStore;
+pub use redis::{redacted, RedisStore, StoreTls};

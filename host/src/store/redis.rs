@@ -11,12 +11,18 @@
 //! Every command runs under the connection's read and write timeouts; after any failure the
 //! connection is dropped (a late reply must never be read as the answer to the next command)
 //! and the next call connects again. Passwords and users come in the URL
-//! (`redis://user:pass@host:6379/0`), as the crate reads them; `rediss://` needs a build of the
-//! crate with TLS, which this host does not enable (the connection error says so).
+//! (`redis://user:pass@host:6379/0`), as the crate reads them. `rediss://` speaks TLS (rustls):
+//! the server's certificate is checked against the system's roots (`SSL_CERT_FILE` is honoured),
+//! or against [`StoreTls::ca`] alone for a private certificate authority; [`StoreTls::cert`] and
+//! [`StoreTls::key`] answer a server that asks clients for a certificate (Redis's default
+//! `tls-auth-clients yes`).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use redis::{Client, Connection, Script, Value};
+use redis::{Client, ClientTlsConfig, Connection, Script, TlsCertificates, Value};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::kv::{decode, encode, Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 
@@ -30,6 +36,69 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 ";
 
+/// The TLS files of a `rediss://` store, each a PEM file.
+#[derive(Debug, Clone, Default)]
+pub struct StoreTls {
+    /// The certificate authority the server's certificate must chain to, instead of the system's.
+    pub ca: Option<PathBuf>,
+    /// The client certificate, for a server that asks for one (needs `key`).
+    pub cert: Option<PathBuf>,
+    /// The client certificate's private key (needs `cert`).
+    pub key: Option<PathBuf>,
+}
+
+impl StoreTls {
+    /// No file given: a `rediss://` URL then trusts the system's roots.
+    pub fn is_empty(&self) -> bool {
+        self.ca.is_none() && self.cert.is_none() && self.key.is_none()
+    }
+
+    /// The files read; an error names the file (or the missing half of the client pair). Each
+    /// must hold what it is for: the crate would take a file without a certificate as an empty
+    /// trust store, and every connection would then fail far from the cause.
+    fn load(&self) -> Result<TlsCertificates, StoreError> {
+        let read = |what: &str, path: &PathBuf| {
+            let bytes = std::fs::read(path).map_err(|e| {
+                StoreError::new(StoreErrorKind::Refused, format!("cannot read the TLS {what} {}: {e}", path.display()))
+            })?;
+            let found = if what == "key" {
+                PrivateKeyDer::from_pem_slice(&bytes).is_ok()
+            } else {
+                CertificateDer::pem_slice_iter(&bytes).any(|c| c.is_ok())
+            };
+            if !found {
+                let want = if what == "key" { "private key" } else { "certificate" };
+                return Err(tls_error(&format!("the TLS {what} {} holds no PEM {want}", path.display())));
+            }
+            Ok(bytes)
+        };
+        let client_tls = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                Some(ClientTlsConfig { client_cert: read("certificate", cert)?, client_key: read("key", key)? })
+            }
+            (None, None) => None,
+            (Some(_), None) => return Err(tls_error("a client certificate needs its key file too")),
+            (None, Some(_)) => return Err(tls_error("a client key needs its certificate file too")),
+        };
+        let root_cert = self.ca.as_ref().map(|ca| read("CA file", ca)).transpose()?;
+        Ok(TlsCertificates { client_tls, root_cert })
+    }
+}
+
+/// `url` with its user and password replaced by `***`, for messages and logs.
+pub fn redacted(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(at)) if at > scheme.len() + 3 && !rest[..at - scheme.len() - 3].contains('/') => {
+            format!("{scheme}://***{}", &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+fn tls_error(reason: &str) -> StoreError {
+    StoreError::new(StoreErrorKind::Refused, reason)
+}
+
 /// A Valkey/Redis store.
 pub struct RedisStore {
     client: Client,
@@ -41,13 +110,22 @@ pub struct RedisStore {
 }
 
 impl RedisStore {
-    /// A store at `url` (`redis://host:port/db`), keys under `prefix`, each command bounded by
-    /// `timeout`. Connects lazily: a store that is down at start is a failure of the first
-    /// decision, not of the start. Fails only on a URL the crate cannot read.
-    pub fn open(url: &str, prefix: &str, timeout: Duration) -> Result<Self, StoreError> {
-        let client = Client::open(url).map_err(|e| StoreError::new(StoreErrorKind::Unreachable, e.to_string()))?;
+    /// A store at `url` (`redis://host:port/db` or `rediss://…` with `tls`), keys under `prefix`,
+    /// each command bounded by `timeout`. Connects lazily: a store that is down at start is a
+    /// failure of the first decision, not of the start. Fails only on a URL the crate cannot read
+    /// or TLS files that cannot be read or parsed.
+    pub fn open(url: &str, prefix: &str, timeout: Duration, tls: &StoreTls) -> Result<Self, StoreError> {
+        let refused = |e: redis::RedisError| StoreError::new(StoreErrorKind::Refused, e.to_string());
+        let client = if tls.is_empty() {
+            Client::open(url).map_err(refused)?
+        } else if url.starts_with("rediss://") {
+            Client::build_with_tls(url, tls.load()?).map_err(refused)?
+        } else {
+            return Err(tls_error("TLS files need a rediss:// URL"));
+        };
         let info = client.get_connection_info();
-        let shown = format!("{}", info.addr());
+        // The address without the credentials, under the URL's own scheme.
+        let shown = format!("{}://{}", url.split_once("://").map_or("redis", |(scheme, _)| scheme), info.addr());
         Ok(Self {
             client,
             url: shown,
@@ -121,6 +199,47 @@ impl StateStore for RedisStore {
     }
 
     fn describe(&self) -> String {
-        format!("redis://{}", self.url)
+        self.url.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_reach_a_message() {
+        assert_eq!(redacted("redis://user:s3cret@cache:6379/0"), "redis://***@cache:6379/0");
+        assert_eq!(redacted("rediss://:s3cret@cache:6380"), "rediss://***@cache:6380");
+        assert_eq!(redacted("redis://cache:6379/0"), "redis://cache:6379/0");
+        assert_eq!(redacted("memory"), "memory");
+    }
+
+    #[test]
+    fn tls_files_are_checked_when_the_store_is_opened() {
+        let open = |url: &str, tls: StoreTls| RedisStore::open(url, "lg:1:", Duration::from_millis(20), &tls).err();
+        let missing = StoreTls { ca: Some(PathBuf::from("/nonexistent/ca.pem")), ..StoreTls::default() };
+        let e = open("rediss://127.0.0.1:6380", missing).expect("an unreadable CA file is an error");
+        assert!(e.reason.contains("cannot read the TLS CA file /nonexistent/ca.pem"), "{e}");
+
+        let half = StoreTls { cert: Some(PathBuf::from("client.pem")), ..StoreTls::default() };
+        let e = open("rediss://127.0.0.1:6380", half).expect("a certificate without its key is an error");
+        assert!(e.reason.contains("needs its key file"), "{e}");
+
+        let plain = StoreTls { ca: Some(PathBuf::from("ca.pem")), ..StoreTls::default() };
+        let e = open("redis://127.0.0.1:6379", plain).expect("TLS files on a plain URL are an error");
+        assert!(e.reason.contains("need a rediss:// URL"), "{e}");
+    }
+
+    #[test]
+    fn a_rediss_url_opens_with_the_system_roots_and_is_shown_without_credentials() {
+        let store = RedisStore::open(
+            "rediss://u:pw@127.0.0.1:6380/0",
+            "lg:1:",
+            Duration::from_millis(20),
+            &StoreTls::default(),
+        )
+        .expect("rediss:// is supported");
+        assert_eq!(store.describe(), "rediss://127.0.0.1:6380");
     }
 }

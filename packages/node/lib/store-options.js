@@ -1,6 +1,34 @@
 // The options of a StoredLoopGuard, checked once at construction: each error is a LoopGuardError
 // of kind `input` naming the option and saying what it must be.
+import { readFileSync } from 'node:fs';
 import { LoopGuardError } from './errors.js';
+
+/**
+ * The TLS files (`storeCa`, `storeCert`, `storeKey`, PEM paths) read into ioredis's `tls`
+ * options, or undefined when none is given; each error names its option and file.
+ */
+function tlsFiles(options, store) {
+  const names = { storeCa: 'ca', storeCert: 'cert', storeKey: 'key' };
+  const given = Object.keys(names).filter((k) => options[k] !== undefined);
+  if (given.length === 0) return undefined;
+  if (store === 'memory' || new URL(store).protocol !== 'rediss:') {
+    throw new LoopGuardError('input', `options.${given[0]}`, 'TLS files need a rediss:// store URL');
+  }
+  if ((options.storeCert === undefined) !== (options.storeKey === undefined)) {
+    const missing = options.storeCert === undefined ? 'storeCert' : 'storeKey';
+    throw new LoopGuardError('input', `options.${missing}`, 'a client certificate and its key are given together');
+  }
+  const tls = {};
+  for (const k of given) {
+    if (typeof options[k] !== 'string') throw new LoopGuardError('input', `options.${k}`, `must be the path of a PEM file, not ${typeof options[k]}`);
+    try {
+      tls[names[k]] = readFileSync(options[k]);
+    } catch (e) {
+      throw new LoopGuardError('input', `options.${k}`, `cannot read ${options[k]}: ${e.code ?? e.message}`);
+    }
+  }
+  return tls;
+}
 
 /** Checks the options once, at construction; each error names its option. */
 export function storeOptions(options) {
@@ -29,13 +57,14 @@ export function storeOptions(options) {
   if (options.redisOptions !== undefined && (options.redisOptions === null || typeof options.redisOptions !== 'object')) {
     throw new LoopGuardError('input', 'options.redisOptions', 'must be an object of ioredis options (tls, username, password, …)');
   }
+  const tls = tlsFiles(options, store);
   return {
     store,
     storePrefix: prefix,
     ttlMs: int('storeTtlS', 3600, 30 * 86400) * 1000,
     deadlineMs: int('storeDeadlineMs', 20, 60_000),
     failClosed: options.storeFailClosed === true,
-    redisOptions: options.redisOptions,
+    redisOptions: tls ? { ...options.redisOptions, tls: { ...options.redisOptions?.tls, ...tls } } : options.redisOptions,
     log: options.log ?? ((m) => process.stderr.write(`${m}\n`)),
   };
 }

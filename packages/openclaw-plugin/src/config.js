@@ -36,7 +36,7 @@ export function resolveSettings(raw, { stateDir, openclawVersion } = {}) {
 }
 
 const CONFIG_PATH = 'plugins.entries.loopguard.config';
-const STORE_KEYS = ['url', 'prefix', 'ttlSeconds', 'deadlineMs', 'failMode'];
+const STORE_KEYS = ['url', 'prefix', 'ttlSeconds', 'deadlineMs', 'failMode', 'ca', 'cert', 'key'];
 
 /** A config the plugin cannot run with: `path` is where it is in openclaw.json. */
 export class PluginConfigError extends Error {
@@ -75,8 +75,16 @@ export function resolveStore(c) {
   if (s.failMode !== undefined && s.failMode !== 'open' && s.failMode !== 'closed') {
     throw new PluginConfigError('store.failMode', `must be "open" or "closed", not ${JSON.stringify(s.failMode)}`);
   }
+  for (const k of ['ca', 'cert', 'key']) {
+    if (s[k] === undefined) continue;
+    if (typeof s[k] !== 'string' || s[k] === '') throw new PluginConfigError(`store.${k}`, `must be the path of a PEM file, not ${JSON.stringify(s[k])}`);
+    if (scheme !== 'rediss:') throw new PluginConfigError(`store.${k}`, 'TLS files need a rediss:// store.url');
+  }
+  if ((s.cert === undefined) !== (s.key === undefined)) {
+    throw new PluginConfigError(s.cert === undefined ? 'store.cert' : 'store.key', 'a client certificate and its key are given together');
+  }
   if (c.policy) throw new PluginConfigError('store', 'cannot be combined with `policy` in this release: a shared store runs the policy of the loopguard package');
-  return { url: s.url, prefix: s.prefix ?? 'lg:1:', ttlSeconds: int('ttlSeconds', 3600, 2_592_000), deadlineMs: int('deadlineMs', 20, 60_000), failClosed: s.failMode === 'closed' };
+  return { url: s.url, prefix: s.prefix ?? 'lg:1:', ttlSeconds: int('ttlSeconds', 3600, 2_592_000), deadlineMs: int('deadlineMs', 20, 60_000), failClosed: s.failMode === 'closed', ...pick(s, ['ca', 'cert', 'key']) };
 }
 
 /** The compatibility profile of an OpenClaw release: 2026.9.x → "openclaw-2026.9"; unknown → "documented". */

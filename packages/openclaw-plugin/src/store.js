@@ -33,6 +33,9 @@ export function startStored(rt) {
       storeTtlS: s.ttlSeconds,
       storeDeadlineMs: s.deadlineMs,
       storeFailClosed: s.failClosed,
+      storeCa: s.ca,
+      storeCert: s.cert,
+      storeKey: s.key,
       log: (m) => {
         rt.log('warn', m.replace(/^loopguard: /, ''));
         rt.event({ event: 'store', message: m });

@@ -17,6 +17,7 @@ test('a valid store block resolves with its defaults; no block means in-process'
   assert.equal(resolveSettings({}).store, null);
   assert.deepEqual(resolveStore({ store: { url: 'redis://10.0.0.5:6379/2' } }), { url: 'redis://10.0.0.5:6379/2', prefix: 'lg:1:', ttlSeconds: 3600, deadlineMs: 20, failClosed: false });
   assert.deepEqual(resolveStore({ store: { url: 'rediss://u:p@h:6380', prefix: 'gw:', ttlSeconds: 900, deadlineMs: 50, failMode: 'closed' } }), { url: 'rediss://u:p@h:6380', prefix: 'gw:', ttlSeconds: 900, deadlineMs: 50, failClosed: true });
+  assert.deepStrictEqual(resolveStore({ store: { url: 'rediss://h:6380', ca: '/ca.pem', cert: '/c.pem', key: '/k.pem' } }), { url: 'rediss://h:6380', prefix: 'lg:1:', ttlSeconds: 3600, deadlineMs: 20, failClosed: false, ca: '/ca.pem', cert: '/c.pem', key: '/k.pem' });
 });
 
 test('an invalid store block is refused at registration, naming its path in openclaw.json', () => {
@@ -31,6 +32,10 @@ test('an invalid store block is refused at registration, naming its path in open
     [{ store: { url: 'redis://h:1', failMode: 'maybe' } }, 'store.failMode'],
     [{ store: { url: 'redis://h:1', prefix: 1 } }, 'store.prefix'],
     [{ store: { url: 'redis://h:1' }, policy: '/p.wasm' }, 'store'],
+    [{ store: { url: 'redis://h:1', ca: '/etc/ca.pem' } }, 'store.ca'],
+    [{ store: { url: 'rediss://h:1', ca: 5 } }, 'store.ca'],
+    [{ store: { url: 'rediss://h:1', cert: '/c.pem' } }, 'store.key'],
+    [{ store: { url: 'rediss://h:1', key: '/k.pem' } }, 'store.cert'],
   ];
   for (const [config, where] of cases) {
     assert.throws(() => resolveStore(config), (e) => e instanceof PluginConfigError && e.path === P + where && e.message.startsWith(`${P}${where}: `), where);

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use loopguard_host::store::{MemoryStore, RedisStore, StateStore, StoreFailure, StoreOptions, StoredGateway, Via};
+use loopguard_host::store::{
+    redacted, MemoryStore, RedisStore, StateStore, StoreFailure, StoreOptions, StoreTls, StoredGateway, Via,
+};
 use loopguard_host::{Error, ErrorKind, Limits};
 use pyo3::prelude::*;
 
@@ -29,7 +31,7 @@ type DecidedTuple = (Option<String>, String, u64, &'static str);
 impl StoredGuard {
     /// A guard with `config` whose state lives in `store` (`memory` or `redis://…`).
     #[new]
-    #[pyo3(signature = (config, store, prefix="lg:1:".to_string(), ttl_s=None, deadline_ms=None, fail_closed=false, policy=None, expect_digest=None))]
+    #[pyo3(signature = (config, store, prefix="lg:1:".to_string(), ttl_s=None, deadline_ms=None, fail_closed=false, policy=None, expect_digest=None, ca=None, cert=None, key=None))]
     #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
     fn new(
         py: Python<'_>,
@@ -41,6 +43,9 @@ impl StoredGuard {
         fail_closed: bool,
         policy: Option<PathBuf>,
         expect_digest: Option<String>,
+        ca: Option<PathBuf>,
+        cert: Option<PathBuf>,
+        key: Option<PathBuf>,
     ) -> PyResult<Self> {
         let mut options = StoreOptions::default();
         if let Some(s) = ttl_s {
@@ -55,8 +60,9 @@ impl StoredGuard {
         let backend: Box<dyn StateStore> = if store == "memory" {
             Box::new(MemoryStore::default())
         } else {
-            let opened = RedisStore::open(&store, &prefix, options.deadline)
-                .map_err(|e| Error::invalid(ErrorKind::Config, "store", format!("{store:?}: {e}")));
+            let tls = StoreTls { ca, cert, key };
+            let opened = RedisStore::open(&store, &prefix, options.deadline, &tls)
+                .map_err(|e| Error::invalid(ErrorKind::Config, "store", format!("{:?}: {e}", redacted(&store))));
             Box::new(opened.map_err(|e| py_error(py, e))?)
         };
         let gateway = py.detach(|| load(policy, expect_digest, Limits::default()).and_then(|p| p.gateway(&config)));

@@ -25,7 +25,7 @@ from ._convert import (
 from ._errors import LoopGuardError
 from ._inputs import BotMessage, GroupThread, ToolCall
 from ._policy import PathLike, _policy_file
-from ._stored import Stored
+from ._stored import Stored, _tls_file
 from ._results import BotVerdict, CompactionVerdict, GroupDecision, OutcomeVerdict, PolicyInfo, Stats, ToolVerdict
 
 #: "Not given" for ``after_tool_outcome``'s ``result``/``error``, where ``None`` is a value
@@ -52,6 +52,9 @@ class LoopGuard:
         store_ttl_s: Optional[int] = None,
         store_deadline_ms: Optional[int] = None,
         store_fail_closed: bool = False,
+        store_ca: Optional[PathLike] = None,
+        store_cert: Optional[PathLike] = None,
+        store_key: Optional[PathLike] = None,
     ) -> None:
         """``config``: an OpenClaw-style config as JSON/JSON5 text (passed through unchanged) or
         a mapping (serialized with ``json.dumps``); ``{}`` means all defaults. ``policy``: a
@@ -63,8 +66,10 @@ class LoopGuard:
         or Redis >= 7.0) or ``"memory"``, under ``store_prefix``, each key living
         ``store_ttl_s`` (default 3600) after its last write; a decision waits at most
         ``store_deadline_ms`` (default 20) for the store, then is made on local state (or, with
-        ``store_fail_closed``, raises LoopGuardError). ``health()`` adds the ``store_*`` counters
-        (docs/SCALING.md)."""
+        ``store_fail_closed``, raises LoopGuardError). A ``"rediss://…"`` store speaks TLS,
+        trusting the system's roots or the PEM file ``store_ca``; ``store_cert`` and ``store_key``
+        are a client certificate and its key for a server that asks for one. ``health()`` adds
+        the ``store_*`` counters (docs/SCALING.md)."""
         text = _config_text(config)
         guard: Any = _native.Guard(
             text,
@@ -78,7 +83,9 @@ class LoopGuard:
             guard = Stored(guard, text, _require_str(store, "store"), _require_str(store_prefix, "store_prefix"),
                            _limit(store_ttl_s, "store_ttl_s", "seconds"),
                            _limit(store_deadline_ms, "store_deadline_ms", "milliseconds"), store_fail_closed,
-                           _policy_file(policy), expect_digest)
+                           _policy_file(policy), expect_digest,
+                           (_tls_file(store_ca, "store_ca"), _tls_file(store_cert, "store_cert"),
+                            _tls_file(store_key, "store_key")))
         self._guard: Optional[_native.Guard] = guard
 
     # -- tool loop --

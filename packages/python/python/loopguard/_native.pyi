@@ -52,6 +52,9 @@ class StoredGuard:
         fail_closed: bool = False,
         policy: Optional[str] = None,
         expect_digest: Optional[str] = None,
+        ca: Optional[str] = None,
+        cert: Optional[str] = None,
+        key: Optional[str] = None,
     ) -> None: ...
     def decide(self, event: str, line: int) -> tuple[Optional[str], str, int, str]: ...
     def stats(self) -> list[tuple[str, int]]: ...

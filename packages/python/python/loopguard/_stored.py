@@ -14,7 +14,8 @@ the store's TTL.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+import os
+from typing import Any, Optional, Tuple
 
 from . import _native
 from ._errors import LoopGuardError
@@ -51,16 +52,27 @@ def _step(d: dict[str, Any]) -> tuple[str, int, list[str], Optional[str]]:
     return ("none", 0, [], None)
 
 
+def _tls_file(value: Any, name: str) -> Optional[str]:
+    """A TLS file argument (``store_ca``, …): None, or a path."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise LoopGuardError("input", name, f"must be a path to a PEM file, not {type(value).__name__}")
+    return os.fspath(value)
+
+
 class Stored:
     """The native guard's decision calls, made on the store's state; everything else is the
     process's own guard (``local``)."""
 
     def __init__(self, local: Any, config: str, store: str, prefix: str, ttl_s: Optional[int],
                  deadline_ms: Optional[int], fail_closed: bool, policy: Optional[str],
-                 expect_digest: Optional[str]) -> None:
+                 expect_digest: Optional[str],
+                 tls: Tuple[Optional[str], Optional[str], Optional[str]] = (None, None, None)) -> None:
         self._local = local
+        ca, cert, key = tls
         self._stored = _native.StoredGuard(config, store, prefix, ttl_s, deadline_ms, fail_closed, policy,
-                                           expect_digest)
+                                           expect_digest, ca, cert, key)
         self._line = 0
 
     def __getattr__(self, name: str) -> Any:
