@@ -5,6 +5,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
@@ -105,4 +106,22 @@ export async function startRedis({ args = [] } = {}) {
       }
     },
   };
+}
+
+/**
+ * A redis-server that also speaks TLS on a second port and asks every client for a certificate,
+ * with fresh test certificates (tests/replicas/make-certs.sh): `tlsUrl` (rediss://), `certs`
+ * (ca, otherCa, client, clientKey: PEM file paths), and the rest of startRedis's handle.
+ */
+export async function startTlsRedis() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lg-tls-'));
+  execFileSync('bash', [path.join(REPO, 'tests/replicas/make-certs.sh'), dir]);
+  const file = (name) => path.join(dir, name);
+  const certs = { ca: file('ca.pem'), otherCa: file('other-ca.pem'), client: file('client.pem'), clientKey: file('client.key') };
+  const tlsPort = await freePort();
+  // The plain port stays for the readiness check; the tests use the TLS port only.
+  const redis = await startRedis({
+    args: ['--tls-port', String(tlsPort), '--tls-cert-file', file('server.pem'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'yes'],
+  });
+  return Object.assign(redis, { tlsUrl: `rediss://127.0.0.1:${tlsPort}`, certs });
 }

@@ -9,7 +9,7 @@ import { PluginConfigError, resolveSettings, resolveStore } from '../src/config.
 import { Runtime, locate } from '../src/index.js';
 import { beforeDispatch } from '../src/bot-hooks.js';
 import { afterToolCall, beforeToolCall } from '../src/tool-hooks.js';
-import { startRedis } from '../../node/test/redis-server.mjs';
+import { startRedis, startTlsRedis } from '../../node/test/redis-server.mjs';
 
 afterEach(() => reset());
 
@@ -129,4 +129,26 @@ describe('two replicas on one redis-server', () => {
     assert.equal(blockedAt, 21);
     for (const rt of rts) rt.stop();
   });
+});
+
+test('store.ca, .cert and .key: two replicas share the pair budget on a redis-server that speaks TLS and asks for client certificates', async () => {
+  const redis = await startTlsRedis();
+  try {
+    const { ca, client, clientKey } = redis.certs;
+    const raw = { compat: 'documented', store: { url: redis.tlsUrl, prefix: 'lg:tls:', deadlineMs: 2000, ca, cert: client, key: clientKey }, botIds: { telegram: ['222'] } };
+    const { loopguardUrl } = locate();
+    const rts = [0, 1].map(() => new Runtime({ settings: resolveSettings(raw), raw, loopguardUrl, logger: null, key: 'tls' }));
+    const dropped = [];
+    for (let i = 0; i < 30; i++) {
+      const d = await beforeDispatch(rts[i % 2], { senderId: '222', messageId: `m${i}` }, { channelId: 'telegram', accountId: 'default', conversationId: '-100777' });
+      dropped.push(d?.handled === true);
+    }
+    assert.deepEqual(dropped, [...Array(20).fill(false), ...Array(10).fill(true)]);
+    for (const rt of rts) {
+      assert.deepEqual([rt.stored.stats().onLocal, rt.stored.stats().onStore], [0, 15]);
+      rt.stop();
+    }
+  } finally {
+    await redis.close();
+  }
 });

@@ -3,6 +3,7 @@ redis-server on 127.0.0.1 (issue 52); with the store down a decision is made on 
 Fails, never skips, when redis-server is not installed (scripts/setup-redis.sh installs it)."""
 
 import os
+import pathlib
 import shutil
 import signal
 import socket
@@ -19,13 +20,21 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def redis_url():
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def _redis(port, *extra):
     if shutil.which("redis-server") is None:
         pytest.fail("redis-server is not installed: run scripts/setup-redis.sh")
-    port = _free_port()
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--appendonly", "no", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc
+
+
+@pytest.fixture
+def redis_url():
+    port = _free_port()
+    proc = _redis(port)
     try:
         for _ in range(200):
             try:
@@ -92,3 +101,65 @@ def test_a_bad_store_url_names_the_option():
     with pytest.raises(LoopGuardError) as e:
         LoopGuard(store="http://example")
     assert e.value.path == "store"
+
+
+@pytest.fixture
+def tls_store(tmp_path):
+    """A redis-server that also speaks TLS and asks clients for a certificate: (rediss URL, certs)."""
+    subprocess.run(["bash", str(ROOT / "tests" / "replicas" / "make-certs.sh"), str(tmp_path)], check=True, timeout=60)
+    port, tls_port = _free_port(), _free_port()
+    proc = _redis(port, "--tls-port", str(tls_port), "--tls-cert-file", str(tmp_path / "server.pem"),
+                  "--tls-key-file", str(tmp_path / "server.key"), "--tls-ca-cert-file", str(tmp_path / "ca.pem"),
+                  "--tls-auth-clients", "yes")
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", tls_port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"rediss://127.0.0.1:{tls_port}", tmp_path
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_two_replicas_share_one_budget_over_tls(tls_store):
+    url, certs = tls_store
+    tls = {"store_ca": certs / "ca.pem", "store_cert": certs / "client.pem", "store_key": certs / "client.key"}
+    with LoopGuard(store=url, store_prefix="lg:tls:", store_deadline_ms=2000, **tls) as one, \
+            LoopGuard(store=url, store_prefix="lg:tls:", store_deadline_ms=2000, **tls) as two:
+        actions = [(one if i % 2 else two).on_bot_message(_msg(i)).action for i in range(30)]
+        assert actions == ["allow"] * 20 + ["suppress"] * 10
+        assert dict(one.health())["store_on_store"] == 15 and dict(two.health())["store_on_local"] == 0
+
+
+def test_a_wrong_tls_setup_decides_on_local_state(tls_store):
+    url, certs = tls_store
+    # no client certificate: the server refuses the handshake
+    with LoopGuard(store=url, store_deadline_ms=500, store_ca=certs / "ca.pem") as g:
+        assert [g.on_bot_message(_msg(i)).action for i in range(21)][-2:] == ["allow", "suppress"]
+        health = dict(g.health())
+        assert health["store_on_local"] == 21 and health["store_episodes"] == 1
+
+
+def test_tls_files_that_cannot_work_name_the_file(tls_store, tmp_path):
+    url, certs = tls_store
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store=url, store_ca=tmp_path / "missing.pem")
+    assert e.value.path == "store" and "missing.pem" in e.value.reason
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store=url, store_ca=certs / "ca.key")
+    assert "holds no PEM certificate" in e.value.reason
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store=url.replace("rediss:", "redis:"), store_ca=certs / "ca.pem")
+    assert "rediss://" in e.value.reason
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store=url, store_cert=certs / "client.pem")
+    assert "key" in e.value.reason
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store="rediss://u:hunter2@127.0.0.1:1", store_ca=42)
+    assert e.value.path == "store_ca"
+    with pytest.raises(LoopGuardError) as e:
+        LoopGuard(store="rediss://u:hunter2@127.0.0.1:1", store_ca=tmp_path / "missing.pem")
+    assert "hunter2" not in str(e.value)
