@@ -4,7 +4,7 @@
 // (read + decide + compare-and-set, as the caller awaits it), decisions per second and CAS
 // retries. Needs redis-server (scripts/setup-redis.sh).
 //
-//   node bench/store.mjs [--replicas 3] [--events 20000]
+//   node bench/store.mjs [--replicas 3] [--events 20000] [--inflight 1]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { StoredLoopGuard } from '../index.js';
@@ -30,36 +30,44 @@ function events(replica, n) {
   return out;
 }
 
-async function child(url, replica, n, startAt) {
+async function child(url, replica, n, startAt, inflight) {
   const guard = new StoredLoopGuard(CONFIG, { store: url, storePrefix: 'lg:bench:', storeDeadlineMs: 200 });
   const list = events(replica, n);
   for (const e of list.slice(0, 200)) await guard.decide(e); // warm-up (V8 compiles the policy)
   await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
   const times = new Float64Array(n);
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await guard.decide(list[i]);
-    times[i] = performance.now() - t;
-  }
+  // `inflight` callers, each awaiting its decision before taking the next event (1: one at a
+  // time; more: a gateway's event loop with that many requests open at once).
+  let next = 0;
+  const caller = async () => {
+    while (next < n) {
+      const i = next++;
+      const t = performance.now();
+      await guard.decide(list[i]);
+      times[i] = performance.now() - t;
+    }
+  };
+  await Promise.all(Array.from({ length: inflight }, caller));
   const wall = (performance.now() - t0) / 1000;
   times.sort();
   const q = (p) => times[Math.min(n - 1, Math.floor(p * n))].toFixed(3);
   const s = guard.stats();
-  process.stdout.write(`${JSON.stringify({ replica, decisions: n, p50_ms: q(0.5), p99_ms: q(0.99), per_s: Math.round(n / wall), cas_retries: s.casRetries, on_local: s.onLocal })}\n`);
+  process.stdout.write(`${JSON.stringify({ replica, inflight, decisions: n, p50_ms: q(0.5), p99_ms: q(0.99), per_s: Math.round(n / wall), cas_retries: s.casRetries, on_local: s.onLocal })}\n`);
   await guard.close();
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3], Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]));
+  await child(process.argv[3], Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]), Number(process.argv[7]));
 } else {
   const replicas = arg('--replicas', 3);
   const n = arg('--events', 20_000);
+  const inflight = arg('--inflight', 1);
   const redis = await startRedis();
   try {
     const startAt = Date.now() + 3000;
     const runs = Array.from({ length: replicas }, (_, r) => {
-      const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', redis.url, String(r), String(n), String(startAt)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', redis.url, String(r), String(n), String(startAt), String(inflight)], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       p.stdout.on('data', (d) => (out += d));
       return new Promise((resolve) => p.on('exit', () => resolve(out)));
