@@ -87,6 +87,16 @@ test('store failMode open with the store down: the calls run on the replica\'s o
   assert.ok(g.logs.filter((l) => /failed \(store unreachable/.test(l.m)).length === 1, 'one line per episode');
 });
 
+/** 30 bot messages of one Telegram pair, alternating between two replicas: which were dropped. */
+async function droppedOf30(rts) {
+  const dropped = [];
+  for (let i = 0; i < 30; i++) {
+    const d = await beforeDispatch(rts[i % 2], { senderId: '222', messageId: `m${i}` }, { channelId: 'telegram', accountId: 'default', conversationId: '-100777' });
+    dropped.push(d?.handled === true);
+  }
+  return dropped;
+}
+
 describe('two replicas on one redis-server', () => {
   let redis;
   before(async () => {
@@ -103,12 +113,7 @@ describe('two replicas on one redis-server', () => {
 
   test('two replicas on one redis-server share the pair budget: the 21st bot message is dropped whichever replica gets it', async () => {
     const rts = replicas('lg:pl:');
-    const verdicts = [];
-    for (let i = 0; i < 30; i++) {
-      const d = await beforeDispatch(rts[i % 2], { senderId: '222', messageId: `m${i}` }, { channelId: 'telegram', accountId: 'default', conversationId: '-100777' });
-      verdicts.push(d?.handled === true);
-    }
-    assert.deepEqual(verdicts, [...Array(20).fill(false), ...Array(10).fill(true)]);
+    assert.deepEqual(await droppedOf30(rts), [...Array(20).fill(false), ...Array(10).fill(true)]);
     for (const rt of rts) {
       assert.equal(rt.stored.stats().onLocal, 0);
       rt.stop();
@@ -138,12 +143,7 @@ test('store.ca, .cert and .key: two replicas share the pair budget on a redis-se
     const raw = { compat: 'documented', store: { url: redis.tlsUrl, prefix: 'lg:tls:', deadlineMs: 2000, ca, cert: client, key: clientKey }, botIds: { telegram: ['222'] } };
     const { loopguardUrl } = locate();
     const rts = [0, 1].map(() => new Runtime({ settings: resolveSettings(raw), raw, loopguardUrl, logger: null, key: 'tls' }));
-    const dropped = [];
-    for (let i = 0; i < 30; i++) {
-      const d = await beforeDispatch(rts[i % 2], { senderId: '222', messageId: `m${i}` }, { channelId: 'telegram', accountId: 'default', conversationId: '-100777' });
-      dropped.push(d?.handled === true);
-    }
-    assert.deepEqual(dropped, [...Array(20).fill(false), ...Array(10).fill(true)]);
+    assert.deepEqual(await droppedOf30(rts), [...Array(20).fill(false), ...Array(10).fill(true)]);
     for (const rt of rts) {
       assert.deepEqual([rt.stored.stats().onLocal, rt.stored.stats().onStore], [0, 15]);
       rt.stop();

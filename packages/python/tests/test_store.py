@@ -31,17 +31,21 @@ def _redis(port, *extra):
     return proc
 
 
+def _wait_for(port):
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
 @pytest.fixture
 def redis_url():
     port = _free_port()
     proc = _redis(port)
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        _wait_for(port)
         yield f"redis://127.0.0.1:{port}"
     finally:
         os.kill(proc.pid, signal.SIGKILL)
@@ -112,12 +116,7 @@ def tls_store(tmp_path):
                   "--tls-key-file", str(tmp_path / "server.key"), "--tls-ca-cert-file", str(tmp_path / "ca.pem"),
                   "--tls-auth-clients", "yes")
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", tls_port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        _wait_for(tls_port)
         yield f"rediss://127.0.0.1:{tls_port}", tmp_path
     finally:
         os.kill(proc.pid, signal.SIGKILL)
