@@ -57,41 +57,38 @@ impl StoreTls {
     /// must hold what it is for: the crate would take a file without a certificate as an empty
     /// trust store, and every connection would then fail far from the cause.
     fn load(&self) -> Result<TlsCertificates, StoreError> {
-        let read = |what: &str, path: &PathBuf| {
+        let has_certificate = |b: &[u8]| CertificateDer::pem_slice_iter(b).any(|c| c.is_ok());
+        let has_key = |b: &[u8]| PrivateKeyDer::from_pem_slice(b).is_ok();
+        let read = |what: &str, path: &PathBuf, holds: &dyn Fn(&[u8]) -> bool, want: &str| {
             let bytes = std::fs::read(path).map_err(|e| {
                 StoreError::new(StoreErrorKind::Refused, format!("cannot read the TLS {what} {}: {e}", path.display()))
             })?;
-            let found = if what == "key" {
-                PrivateKeyDer::from_pem_slice(&bytes).is_ok()
-            } else {
-                CertificateDer::pem_slice_iter(&bytes).any(|c| c.is_ok())
-            };
-            if !found {
-                let want = if what == "key" { "private key" } else { "certificate" };
+            if !holds(&bytes) {
                 return Err(tls_error(&format!("the TLS {what} {} holds no PEM {want}", path.display())));
             }
             Ok(bytes)
         };
         let client_tls = match (&self.cert, &self.key) {
-            (Some(cert), Some(key)) => {
-                Some(ClientTlsConfig { client_cert: read("certificate", cert)?, client_key: read("key", key)? })
-            }
+            (Some(cert), Some(key)) => Some(ClientTlsConfig {
+                client_cert: read("certificate", cert, &has_certificate, "certificate")?,
+                client_key: read("key", key, &has_key, "private key")?,
+            }),
             (None, None) => None,
             (Some(_), None) => return Err(tls_error("a client certificate needs its key file too")),
             (None, Some(_)) => return Err(tls_error("a client key needs its certificate file too")),
         };
-        let root_cert = self.ca.as_ref().map(|ca| read("CA file", ca)).transpose()?;
+        let root_cert = self.ca.as_ref().map(|ca| read("CA file", ca, &has_certificate, "certificate")).transpose()?;
         Ok(TlsCertificates { client_tls, root_cert })
     }
 }
 
 /// `url` with its user and password replaced by `***`, for messages and logs.
 pub fn redacted(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, rest)), Some(at)) if at > scheme.len() + 3 && !rest[..at - scheme.len() - 3].contains('/') => {
-            format!("{scheme}://***{}", &url[at..])
-        }
-        _ => url.to_string(),
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority = rest.split('/').next().unwrap_or_default();
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
     }
 }
 
