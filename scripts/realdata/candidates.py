@@ -76,9 +76,19 @@ def signals(cs) -> dict:
 
 
 def show(cs, width: int) -> None:
+    """One line per call. `[=c7]`: the same call (tool and arguments) as call 7; `[=o7]`: the
+    same outcome as call 7 once numbers, hex ids and /tmp paths are set aside."""
+    seen_call: dict[tuple, int] = {}
+    seen_out: dict[str, int] = {}
     for i, (t, a, o, e) in enumerate(cs, 1):
         o1 = " ".join(o.split())
-        print(f"{i:3d} {'E' if e else ' '} {t}({a[:width // 2]}) -> {o1[:width // 2]}")
+        norm = VOLATILE.sub("#", o1)
+        marks = "".join(f"[={k}{seen[key]}]" for k, seen, key in
+                        (("c", seen_call, (t, a)), ("o", seen_out, norm)) if key in seen)
+        seen_call.setdefault((t, a), i)
+        seen_out.setdefault(norm, i)
+        a1 = " ".join(a.split())
+        print(f"{i:3d} {'E' if e else ' '}{marks} {t}({a1[:width // 2]}) -> {o1[:width // 2]}")
 
 
 def main() -> None:
@@ -87,6 +97,7 @@ def main() -> None:
     ap.add_argument("--framework")
     ap.add_argument("--show", action="append", help="trajectory id to print (repeatable)")
     ap.add_argument("--width", type=int, default=160)
+    ap.add_argument("--blind", action="store_true", help="do not print how the run ended")
     a = ap.parse_args()
     d = data_dir(a.data)
     index = {json.loads(line)["id"]: json.loads(line) for line in open(d / "index.jsonl")}
@@ -98,7 +109,7 @@ def main() -> None:
             cs = calls(evs)
             if wanted:
                 if sid in wanted:
-                    print(f"== {sid} ({index[sid]['outcome']})")
+                    print(f"== {sid}" + ("" if a.blind else f" ({index[sid]['outcome']})"))
                     show(cs, a.width)
                 continue
             print(json.dumps({"id": sid, "outcome": index[sid]["outcome"], **signals(cs)}))
