@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::error::PolicyError;
 use crate::group::{GroupCoordinator, GroupStart, GroupStep, Reply};
 use crate::store::BoundedMap;
-use crate::tool_loop::extended;
+use crate::tool_loop::beyond;
 use crate::tool_loop::{CallFacts, CompactionVerdict, Outcome, OutcomeVerdict, Session, ToolCall, ToolVerdict};
 use crate::trace::{BotMessage, GroupMessage, GroupThread};
 
@@ -74,7 +74,7 @@ impl Gateway {
         let facts = CallFacts::of(call, settings.rules)?;
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
         let verdict = session.check(call, &facts, settings);
-        Ok(extended::check(&self.config.detection, session.trail_mut(), call, &facts, verdict))
+        Ok(beyond::check(&self.config.detection, session.trail_mut(), call, &facts, verdict))
     }
 
     /// Records how a tool call ended; may return the post-compaction abort. Fails only on
@@ -89,7 +89,7 @@ impl Gateway {
         let send_tools = &self.config.limits.send_tools;
         let session = self.sessions.entry_or_insert_with(call.session, Session::default);
         let verdict = session.outcome(call, &facts, outcome, settings, send_tools);
-        Ok(extended::outcome(&self.config.detection, session.trail_mut(), call, &facts, outcome, verdict))
+        Ok(beyond::outcome(&self.config.detection, session.trail_mut(), call, &facts, outcome, verdict))
     }
 
     /// A compaction succeeded; arms the session+run's post-compaction guard.

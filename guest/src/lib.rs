@@ -19,17 +19,25 @@
 //! | what | where |
 //! |---|---|
 //! | one entry per decision | [`gateway::Gateway`] |
-//! | **tool-loop detectors**, in the order they run | [`tool_loop`] |
-//! | unknown tool retried | [`tool_loop::unknown_tool`] |
-//! | global circuit breaker | [`tool_loop::circuit_breaker`] |
-//! | known poll without progress | [`tool_loop::known_poll`] |
-//! | ping-pong between two calls | [`tool_loop::ping_pong`] |
-//! | generic repeat | [`tool_loop::generic_repeat`] |
-//! | argument churn (openclaw 2026.9 only) | [`tool_loop::argument_churn`] |
-//! | the no-progress streak three of them share | [`tool_loop::no_progress`] |
-//! | post-compaction guard | [`tool_loop::post_compaction`] |
-//! | what the model receives for a block (openclaw 2026.9's tool-loop recovery) | [`tool_loop::recovery`] |
-//! | warning de-duplication | [`tool_loop::warnings`] |
+//! | **tool-loop detectors**: the two families and the order they run in | [`tool_loop`] |
+//! | *OpenClaw's, decision for decision* (docs/spec/tool-loop.md) | [`tool_loop::openclaw`] |
+//! | unknown tool retried | [`tool_loop::openclaw::unknown_tool`] |
+//! | global circuit breaker | [`tool_loop::openclaw::circuit_breaker`] |
+//! | known poll without progress | [`tool_loop::openclaw::known_poll`] |
+//! | ping-pong between two calls | [`tool_loop::openclaw::ping_pong`] |
+//! | generic repeat | [`tool_loop::openclaw::generic_repeat`] |
+//! | argument churn (openclaw 2026.9 only) | [`tool_loop::openclaw::argument_churn`] |
+//! | the no-progress streak three of them share | [`tool_loop::openclaw::no_progress`] |
+//! | post-compaction guard | [`tool_loop::openclaw::post_compaction`] |
+//! | what the model receives for a block (openclaw 2026.9's tool-loop recovery) | [`tool_loop::openclaw::recovery`] |
+//! | warning de-duplication | [`tool_loop::openclaw::warnings`] |
+//! | *beyond OpenClaw: the loops real agents make* (docs/spec/beyond.md) | [`tool_loop::beyond`] |
+//! | the same error again | [`tool_loop::beyond::same_error`] |
+//! | the same result again (a poll, a re-run, nothing found) | [`tool_loop::beyond::same_result`] |
+//! | the same lap of calls again | [`tool_loop::beyond::lap_cycle`] |
+//! | arguments that grow by repeating themselves | [`tool_loop::beyond::growing_args`] |
+//! | a blocked call sent again and again: the run ends | [`tool_loop::beyond::ladder`] |
+//! | the streak two of them share; a call up to cosmetics; its aim | [`tool_loop::beyond::streak`], [`tool_loop::beyond::look`], [`tool_loop::beyond::sketch`] |
 //! | outcome hashing per tool family | [`tool_loop::outcome`] |
 //! | a session's history | [`tool_loop::history`] |
 //! | **bot-loop budgets** | [`bot_loop`] |

@@ -11,8 +11,9 @@
 //! | 2 | format 1 + the bot-pair guard + the group-thread coordinator |
 //! | 3 | format 2, each session with openclaw 2026.9's state: the records' veto, no-progress and failure-identity facts, and the per-attempt recovery state |
 //! | 4 | format 3, each session with the trail of the detectors beyond OpenClaw (`loopguard.preset`, `loopguard.detectors`) |
+//! | 5 | format 4 with the trail of policy 1.1: each call's fold, quiet results, the calls blocked (read from format 4 by conversion) |
 //!
-//! Which format is written: 4 when some session holds a trail, else 3 when some session holds
+//! Which format is written: 5 when some session holds a trail, else 3 when some session holds
 //! openclaw 2026.9 state, else 2. A gateway with no preset and no detector of its own under the
 //! documented profile never holds either, so its snapshots are byte-for-byte what earlier
 //! policies wrote (and an older policy that reads format 2 still reads them).
@@ -24,11 +25,11 @@ use crate::error::{ErrorKind, PolicyError};
 use crate::gateway::Gateway;
 use crate::group::{GroupCoordinator, GroupSnapshot};
 use crate::store::BoundedMap;
-use crate::tool_loop::{Session, SessionWire, SessionWithTrail};
+use crate::tool_loop::{Session, SessionWire, SessionWithTrail, SessionWithTrailV4};
 
 const MAGIC: &[u8; 6] = b"LGSNAP";
 /// The newest format this policy writes (and reads).
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
 
 #[derive(Serialize)]
 struct V1Out<'a> {
@@ -70,35 +71,43 @@ struct V3 {
     groups: GroupSnapshot,
 }
 
-/// Format 4 as written.
+/// Format 5 as written.
 #[derive(Serialize)]
-struct V4Out<'a> {
+struct V5Out<'a> {
     sessions: Vec<(&'a String, SessionWithTrail)>,
     bots: BotGuardSnapshotRef<'a>,
     groups: GroupSnapshot,
 }
 
 #[derive(Serialize, Deserialize)]
-struct V4 {
+struct V5 {
     sessions: Vec<(String, SessionWithTrail)>,
     bots: BotGuardSnapshot,
     groups: GroupSnapshot,
 }
 
+/// Format 4 as policy 1.0 wrote it.
+#[derive(Serialize, Deserialize)]
+struct V4 {
+    sessions: Vec<(String, SessionWithTrailV4)>,
+    bots: BotGuardSnapshot,
+    groups: GroupSnapshot,
+}
+
 impl Gateway {
-    /// Exports the whole state: format 4 when a session holds a trail, else 3 when a session
+    /// Exports the whole state: format 5 when a session holds a trail, else 3 when a session
     /// holds openclaw 2026.9 state, else format 2.
     pub fn export_state(&self) -> Vec<u8> {
         let sessions = self.sessions.ordered_refs();
-        let v4 = sessions.iter().any(|(_, s)| s.has_trail());
+        let v5 = sessions.iter().any(|(_, s)| s.has_trail());
         let v3 = sessions.iter().any(|(_, s)| s.needs_wire());
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(MAGIC);
         // Serializing plain in-memory data into a Vec cannot fail.
-        let body = if v4 {
-            out.extend_from_slice(&4u16.to_le_bytes());
+        let body = if v5 {
+            out.extend_from_slice(&5u16.to_le_bytes());
             let sessions = sessions.into_iter().map(|(k, s)| (k, s.to_wire_with_trail())).collect();
-            postcard::to_allocvec(&V4Out { sessions, bots: self.bots.snapshot_ref(), groups: self.groups.snapshot() })
+            postcard::to_allocvec(&V5Out { sessions, bots: self.bots.snapshot_ref(), groups: self.groups.snapshot() })
         } else if v3 {
             out.extend_from_slice(&3u16.to_le_bytes());
             let sessions = sessions.into_iter().map(|(k, s)| (k, s.to_wire())).collect();
@@ -137,6 +146,11 @@ impl Gateway {
             }
             4 => {
                 let v: V4 = postcard::from_bytes(body).map_err(bad)?;
+                let sessions = v.sessions.into_iter().map(|(k, s)| (k, Session::from_wire_with_trail_v4(s))).collect();
+                (sessions, BotGuard::restore(v.bots, l.max_pairs), GroupCoordinator::restore(v.groups, l.max_group_threads))
+            }
+            5 => {
+                let v: V5 = postcard::from_bytes(body).map_err(bad)?;
                 let sessions = v.sessions.into_iter().map(|(k, s)| (k, Session::from_wire_with_trail(s))).collect();
                 (sessions, BotGuard::restore(v.bots, l.max_pairs), GroupCoordinator::restore(v.groups, l.max_group_threads))
             }

@@ -1,5 +1,5 @@
-//! The detectors beyond OpenClaw (issue 50) through the gateway: trace lines in, decision lines
-//! out.
+//! The detectors beyond OpenClaw (docs/spec/beyond.md) through the gateway: trace lines in,
+//! decision lines out. Each test is a rule of the spec.
 
 use loopguard_policy::gateway::Gateway;
 
@@ -29,18 +29,69 @@ fn actions(config: &str, trace: &str) -> Vec<String> {
 }
 
 const ON: &str = r#"{tools: {loopDetection: {enabled: true}}, loopguard: {preset: "recommended"}}"#;
+const CAUTIOUS: &str = r#"{tools: {loopDetection: {enabled: true}}, loopguard: {preset: "cautious"}}"#;
 const OFF: &str = r#"{tools: {loopDetection: {enabled: true}}}"#;
 
+/// A shell command and its output, as trace lines.
+fn exec(session: &str, command: &str, output: &str) -> String {
+    let call = format!(r#""session":"{session}","tool":"exec","args":{{"command":"{command}"}}"#);
+    format!(
+        "{{\"kind\":\"tool_call\",{call}}}\n{{\"kind\":\"tool_result\",{call},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{output}\"}}]}}}}\n"
+    )
+}
+
 #[test]
-fn rephrased_searches_that_find_nothing_are_warned_then_blocked_then_the_run_ends() {
-    let trace: String =
-        (0..8).map(|i| search("s", &format!("Scatman variant {i}"), "Could not find that page.")).collect();
+fn cosmetic_variants_of_a_search_that_finds_nothing_are_warned_then_blocked() {
+    let trace: String = ["Scatman John", "scatman john", "\\\"Scatman John\\\"", "Scatman  John", "John Scatman"]
+        .iter()
+        .map(|q| search("s", q, "Could not find that page."))
+        .collect();
     let a = actions(ON, &trace);
-    assert_eq!(a[..2], ["allow", "allow"]);
-    assert_eq!(a[2..4], ["warn:same_result", "warn:same_result"]);
-    assert_eq!(a[4..7], ["block:same_result", "block:same_result", "block:same_result"]);
-    assert_eq!(a[7], "abort:ladder", "the ladder's abort, through the outcome path");
+    assert_eq!(a, ["allow", "allow", "warn:same_result", "block:same_result", "block:same_result"]);
     assert!(actions(OFF, &trace).iter().all(|x| x == "allow"), "OpenClaw's rules see no loop here");
+}
+
+#[test]
+fn the_run_ends_only_when_the_agent_sends_a_blocked_call_again_and_again() {
+    let q = |n: usize| search("s", "Scatman John", "Could not find that page.").repeat(n);
+    let a = actions(ON, &q(7));
+    assert_eq!(a[3..5], ["block:same_result", "block:same_result"]);
+    assert_eq!(a[5..7], ["block:ladder", "abort:ladder"], "the third block of the same call ends the run");
+    // Blocked, then something else: a read and a listing go through and the run goes on.
+    let mut trace = q(4);
+    let read = r#""session":"s","tool":"read","args":{"path":"notes.md"}"#;
+    trace.push_str(&format!("{{\"kind\":\"tool_call\",{read}}}\n{{\"kind\":\"tool_result\",{read},\"result\":\"Scatman John: five albums.\"}}\n"));
+    trace.push_str(&exec("s", "ls", "notes.md"));
+    let a = actions(ON, &trace);
+    assert_eq!(a[3..], ["block:same_result", "allow", "allow"]);
+    assert!(actions(CAUTIOUS, &q(12)).iter().all(|x| !x.contains("ladder")), "cautious never ends a run");
+}
+
+#[test]
+fn different_names_that_are_not_found_are_weak_evidence_warned_late_and_never_denied_by_cautious() {
+    let names = ["parseConfig", "loadSettings", "readOptions", "initEnv", "getFlags", "buildArgs", "mkCtx"];
+    let more = ["setMode", "runTask", "makeTree"];
+    let grep = |n: &&str| exec("s", &format!("grep -rn {n} src/"), "No matches found.");
+    let seven: String = names.iter().map(grep).collect();
+    let a = actions(CAUTIOUS, &seven);
+    assert_eq!(a[..3], ["allow", "allow", "allow"]);
+    assert!(a[3..].iter().all(|x| x == "warn:same_result"), "{a:?}");
+    let ten: String = names.iter().chain(&more).map(grep).collect();
+    assert_eq!(actions(ON, &ten)[9], "block:same_result", "recommended blocks weak evidence only at the 10th");
+    assert!(!actions(CAUTIOUS, &ten).iter().any(|x| x.starts_with("block")));
+    // Searches with nothing in common are not even one streak.
+    let apart: String = names.iter().map(|n| search("s", n, "No matches found.")).collect();
+    assert!(actions(ON, &apart).iter().all(|x| x == "allow"));
+}
+
+#[test]
+fn silent_successes_and_short_confirmations_of_different_commands_are_not_a_loop() {
+    let scaffolding: String = (0..12).map(|i| exec("s", &format!("mkdir -p src/mod{i}"), "")).collect();
+    assert!(actions(ON, &scaffolding).iter().all(|x| x == "allow"));
+    let checks: String = (0..8).map(|i| exec("s", &format!("python check_{i}.py"), "OK")).collect();
+    assert!(actions(ON, &checks).iter().all(|x| x == "allow"));
+    let edits: String = (0..6).map(|i| exec("s", &format!("sed -i s/a{i}/b{i}/ app.py"), "")).collect();
+    assert!(actions(ON, &edits).iter().all(|x| x == "allow"));
 }
 
 #[test]
@@ -49,6 +100,19 @@ fn a_poll_whose_output_differs_only_in_a_timestamp_is_the_same_result() {
         .map(|i| search("s", "status", &format!("build running since 2026-12-06T07:0{i}:00Z, 1{i}.5s")))
         .collect();
     assert_eq!(actions(ON, &trace)[2], "warn:same_result");
+}
+
+#[test]
+fn an_edit_then_the_same_failing_test_is_weak_evidence_denied_by_the_eighth_re_run() {
+    let mut trace = String::new();
+    for i in 0..8 {
+        trace.push_str(&exec("s", "pytest -q", "FAILED test_app.py::test_sum - assert 3 == 4"));
+        trace.push_str(&exec("s", &format!("sed -i s/x{i}/y{i}/ app.py"), ""));
+    }
+    let runs: Vec<String> = actions(CAUTIOUS, &trace).into_iter().step_by(2).collect();
+    assert_eq!(runs[..3], ["allow", "allow", "allow"]);
+    assert_eq!(runs[3], "warn:same_result");
+    assert_eq!(actions(ON, &trace).into_iter().step_by(2).nth(7).as_deref(), Some("block:same_result"));
 }
 
 #[test]
@@ -139,15 +203,14 @@ fn decided_one_line_per_gateway(config: &str, trace: &str, keyed: bool) -> Strin
 
 #[test]
 fn a_snapshot_carries_the_trail_so_a_new_process_or_replica_decides_as_one_gateway() {
-    let trace: String =
-        (0..8).map(|i| search("s", &format!("Scatman variant {i}"), "Could not find that page.")).collect();
+    let trace = search("s", "Scatman John", "Could not find that page.").repeat(7);
     let whole = Gateway::from_config(ON).expect("valid config").apply_events(&trace, 1).expect("valid trace");
     assert!(whole.contains("block") && whole.contains("abort"), "the trace reaches the ladder's end");
     assert_eq!(decided_one_line_per_gateway(ON, &trace, false), whole, "export, then import into a new gateway");
     assert_eq!(decided_one_line_per_gateway(ON, &trace, true), whole, "decide_keyed on the previous blob");
     let mut gw = Gateway::from_config(ON).expect("valid config");
     gw.apply_events(&trace, 1).expect("valid trace");
-    assert_eq!(gw.export_state()[6..8], 4u16.to_le_bytes(), "a session with a trail is written as format 4");
+    assert_eq!(gw.export_state()[6..8], 5u16.to_le_bytes(), "a session with a trail is written as format 5");
     let mut off = Gateway::from_config(OFF).expect("valid config");
     off.apply_events(&trace, 1).expect("valid trace");
     assert_eq!(off.export_state()[6..8], 2u16.to_le_bytes(), "no preset: format 2 as before");

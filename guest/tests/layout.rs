@@ -110,14 +110,14 @@ fn top_level_modules_import_each_other_without_circles() {
 fn lib_rs_links_every_detector_and_budget_file() {
     let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
     for module in [
-        "tool_loop::unknown_tool",
-        "tool_loop::circuit_breaker",
-        "tool_loop::known_poll",
-        "tool_loop::ping_pong",
-        "tool_loop::generic_repeat",
-        "tool_loop::argument_churn",
-        "tool_loop::post_compaction",
-        "tool_loop::recovery",
+        "tool_loop::openclaw::unknown_tool",
+        "tool_loop::openclaw::circuit_breaker",
+        "tool_loop::openclaw::known_poll",
+        "tool_loop::openclaw::ping_pong",
+        "tool_loop::openclaw::generic_repeat",
+        "tool_loop::openclaw::argument_churn",
+        "tool_loop::openclaw::post_compaction",
+        "tool_loop::openclaw::recovery",
         "bot_loop::pair",
         "bot_loop::burst",
         "group",
@@ -127,6 +127,43 @@ fn lib_rs_links_every_detector_and_budget_file() {
         let dir = src().join(module.replace("::", "/")).join("mod.rs");
         assert!(file.exists() || dir.exists(), "{module} has no file of its own");
     }
+}
+
+/// The files of one family that hold a detector: every `.rs` file in its folder with a `pub fn
+/// check(` (the helpers beside them have none).
+fn detector_files(family: &str) -> Vec<(String, String)> {
+    let dir = src().join("tool_loop").join(family);
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("the family's folder") {
+        let path = entry.expect("a directory entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let name = path.file_stem().expect("a file name").to_string_lossy().to_string();
+        if name != "mod" && text.contains("pub fn check(") {
+            found.push((name, text));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_detector_on_disk_is_in_the_map_with_the_shape_of_its_family() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
+    let shapes = [
+        ("openclaw", "pub fn check(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding>"),
+        ("beyond", "pub fn check(look: &Look<'_>"),
+    ];
+    for (family, shape) in shapes {
+        let files = detector_files(family);
+        assert!(files.len() >= 4, "{family}: only {} detector files found", files.len());
+        for (name, text) in files {
+            let module = format!("tool_loop::{family}::{name}");
+            assert!(lib.contains(&format!("[`{module}`]")), "src/lib.rs's map does not list {module}");
+            assert!(text.contains(shape), "{module}: its check is not `{shape}...`");
+        }
+    }
+    // The ladder has no `check` (it acts on the verdict), but it is a detector all the same.
+    assert!(lib.contains("[`tool_loop::beyond::ladder`]"));
 }
 
 #[test]

@@ -3,8 +3,8 @@
 use loopguard_policy::canonical::canonical;
 use loopguard_policy::digest::Digest;
 use loopguard_policy::json::{parse, Json};
+use loopguard_policy::tool_loop::openclaw::unknown_tool::extract_unknown_tool_name;
 use loopguard_policy::tool_loop::outcome::{hash_outcome, plan_shape};
-use loopguard_policy::tool_loop::unknown_tool::extract_unknown_tool_name;
 use loopguard_policy::tool_loop::Outcome;
 
 fn j(s: &str) -> Json<'_> {

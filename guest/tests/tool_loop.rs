@@ -3,7 +3,7 @@
 use loopguard_policy::config::profile::DOCUMENTED;
 use loopguard_policy::config::tool::{resolve, LoopSettings};
 use loopguard_policy::json::parse;
-use loopguard_policy::tool_loop::known_poll::is_known_poll;
+use loopguard_policy::tool_loop::openclaw::known_poll::is_known_poll;
 use loopguard_policy::tool_loop::{
     Args, CallFacts, CompactionVerdict, Detector, Outcome, OutcomeVerdict, Session, ToolAction, ToolCall, ToolVerdict,
     MAX_GUARDS_PER_SESSION,

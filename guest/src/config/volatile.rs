@@ -1,5 +1,5 @@
 //! Volatile fields, nothing-found answers and infrastructure errors: the rules that decide when
-//! two outcomes are "the same" for the detectors beyond OpenClaw (`crate::tool_loop::extended`).
+//! two outcomes are "the same" for the detectors beyond OpenClaw (`crate::tool_loop::beyond`).
 //! They live with the config because the operator extends them (`loopguard.rules`) and they are
 //! compiled once, when the config is read.
 //!
@@ -75,8 +75,20 @@ const NOTHING_FOUND: &[&str] = &[
 
 /// Infrastructure errors: rate limits, server errors, timeouts, dropped connections.
 const INFRASTRUCTURE: &[&str] = &[
-    r"(?i)rate.?limit|too many requests|\b429\b|\b5\d\d\b|internal server error|bad gateway|service unavailable|gateway time-?out|overloaded|timed? ?out|timeout|ETIMEDOUT|ECONNRESET|ECONNREFUSED|connection (reset|refused|aborted)",
+    r"(?i)rate.?limit|too many requests|\b(http/?[\d.]*|status( code)?|error code|code)[ :=]*(429|5\d\d)\b|internal server error|bad gateway|service unavailable|gateway time-?out|overloaded|(request|connection|connect|read|socket|upstream|api) time(d ?|-)?out|ETIMEDOUT|ECONNRESET|ECONNREFUSED|connection (reset|refused|aborted)",
 ];
+
+/// A line that says something failed, in the words shells, compilers, interpreters and tools
+/// use: `bash: line 3: javac: command not found`, `ValueError: ...`, `- E999 IndentationError:
+/// unexpected indent`, `fatal: not a git repository`, `error: ...`. A tool's result whose first
+/// line is one of these reads as an error ([`reads_as_error`]), and two errors are compared by
+/// these lines alone when they have any ([`Normalizer::error_class`]): the same failure shown
+/// around a different snippet of code, or a different stack, is the same failure.
+const ERROR_LINE: &str = r"(?i)(: command not found|: no such file or directory|: permission denied|\bsyntax ?error|^\S+: line \d+: |\b[a-z]*(error|exception)\b:|^\W*(error|fatal|[ef]\d{3,4})\b)";
+
+/// The first line of a result that failed although the tool returned normally: an error line
+/// that starts the line (a grep hit that shows `except ValueError:` in a file does not).
+const FAILED_FIRST_LINE: &str = r"(?i)^(\S+: line \d+: |\S*(error|exception)\b:|\W*(error|fatal)\b)|: (command not found|no such file or directory|permission denied)\s*$|\bsyntax ?error";
 
 /// What errors set aside besides the volatile fields, with their replacements.
 const ERROR_FIELDS: &[(&str, &str)] = &[
@@ -91,6 +103,8 @@ struct BuiltIn {
     nothing_found: Vec<Regex>,
     infrastructure: Vec<Regex>,
     error_fields: Vec<(Regex, &'static str)>,
+    error_line: Regex,
+    failed_first_line: Regex,
     spaces: Regex,
 }
 
@@ -103,6 +117,8 @@ fn built_in() -> &'static BuiltIn {
         nothing_found: all(NOTHING_FOUND),
         infrastructure: all(INFRASTRUCTURE),
         error_fields: ERROR_FIELDS.iter().map(|(p, r)| (Regex::new(p).expect("built-in rule compiles"), *r)).collect(),
+        error_line: Regex::new(ERROR_LINE).expect("built-in rule compiles"),
+        failed_first_line: Regex::new(FAILED_FIRST_LINE).expect("built-in rule compiles"),
         spaces: Regex::new(r"\s+").expect("built-in rule compiles"),
     })
 }
@@ -139,10 +155,14 @@ impl Normalizer {
         b.spaces.replace_all(s.trim(), " ").into_owned()
     }
 
-    /// The class of an error: volatile fields, the call's own argument strings (`args`, each
-    /// of 3 bytes or more), quoted text, paths and numbers set aside, lower-cased.
+    /// The class of an error: its error lines ([`ERROR_LINE`]; the whole text when it has none),
+    /// with volatile fields, the call's own argument strings (`args`, each of 3 bytes or more),
+    /// quoted text, paths and numbers set aside, lower-cased.
     pub fn error_class(&self, text: &str, args: &[&str]) -> String {
-        let mut s = bounded(text);
+        let text = bounded(text);
+        let b = built_in();
+        let lines: Vec<&str> = text.lines().filter(|l| b.error_line.is_match(l)).take(8).collect();
+        let mut s = if lines.is_empty() { text.clone() } else { lines.join("\n") };
         for a in args.iter().filter(|a| a.len() >= 3 && a.len() <= 512) {
             s = s.replace(a, "<arg>");
         }
@@ -174,13 +194,17 @@ impl Normalizer {
     }
 }
 
-/// True when a tool's result reads as a failure although the tool returned normally: it starts
-/// with `Error`/`error:` or a Python traceback.
+/// True when a tool's result reads as a failure although the tool returned normally (agents
+/// whose shell tool records no exit status): it starts with `Error`/`error:` or a Python
+/// traceback, or its first line says it failed ([`FAILED_FIRST_LINE`]).
 pub fn reads_as_error(text: &str) -> bool {
     let t = text.trim_start();
     let head = &t[..floor(t, 40)];
     let lower = head.to_ascii_lowercase();
-    lower.starts_with("error") || lower.starts_with("traceback (most recent call last)")
+    let first = t.lines().next().unwrap_or_default();
+    lower.starts_with("error")
+        || lower.starts_with("traceback (most recent call last)")
+        || built_in().failed_first_line.is_match(&first[..floor(first, 240)])
 }
 
 /// The first and last [`MAX_TEXT`]/2 bytes of `text`.
@@ -266,6 +290,26 @@ mod tests {
     fn results_that_read_as_errors() {
         assert!(reads_as_error("Error: payment amount does not add up"));
         assert!(reads_as_error("Traceback (most recent call last):\n  File"));
+        assert!(reads_as_error("/bin/bash: line 12: javac: command not found"));
+        assert!(reads_as_error("Your proposed edit has introduced new syntax error(s). Please read"));
+        assert!(reads_as_error("fatal: not a git repository"));
         assert!(!reads_as_error("3 errors were fixed"));
+        assert!(!reads_as_error("Found 2 matches for \"ValueError\" in /src"));
+        assert!(!reads_as_error("./x.py:10:    except ValueError:\n./y.py:3: pass"));
+    }
+
+    #[test]
+    fn errors_with_error_lines_are_compared_by_those_lines() {
+        let n = Normalizer::BUILT_IN;
+        let edit = |code: &str| {
+            format!("Your proposed edit has introduced new syntax error(s).\n- E999 IndentationError: unexpected indent\n{code}")
+        };
+        assert_eq!(n.error_class(&edit("    x = 1"), &[]), n.error_class(&edit("  return y"), &[]));
+        assert_ne!(
+            n.error_class(&edit("x"), &[]),
+            n.error_class("Your proposed edit has introduced new syntax error(s).\n- F821 undefined name 'y'", &[])
+        );
+        let tb = |frame: &str| format!("Traceback (most recent call last):\n  File \"{frame}\", line 3\nKeyError: 'a'");
+        assert_eq!(n.error_class(&tb("/a.py"), &[]), n.error_class(&tb("/b/c.py"), &[]));
     }
 }

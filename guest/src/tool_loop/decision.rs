@@ -2,7 +2,7 @@
 //! detector file and the session share (here, so that none of them imports the module root).
 
 use super::history::Record;
-use super::no_progress;
+use super::openclaw::no_progress;
 use crate::digest::Digest;
 
 /// Post-compaction guards kept per session (one per run; the least recently used goes first).
@@ -11,29 +11,29 @@ pub const MAX_GUARDS_PER_SESSION: usize = 32;
 /// The detector that warned, blocked or aborted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detector {
-    /// [`generic_repeat`](super::generic_repeat).
+    /// [`generic_repeat`](super::openclaw::generic_repeat).
     GenericRepeat,
-    /// [`known_poll`](super::known_poll).
+    /// [`known_poll`](super::openclaw::known_poll).
     KnownPollNoProgress,
-    /// [`ping_pong`](super::ping_pong).
+    /// [`ping_pong`](super::openclaw::ping_pong).
     PingPong,
-    /// [`unknown_tool`](super::unknown_tool).
+    /// [`unknown_tool`](super::openclaw::unknown_tool).
     UnknownToolRepeat,
-    /// [`circuit_breaker`](super::circuit_breaker).
+    /// [`circuit_breaker`](super::openclaw::circuit_breaker).
     GlobalCircuitBreaker,
-    /// [`post_compaction`](super::post_compaction).
+    /// [`post_compaction`](super::openclaw::post_compaction).
     CompactionLoopPersisted,
-    /// [`argument_churn`](super::argument_churn) (openclaw 2026.9).
+    /// [`argument_churn`](super::openclaw::argument_churn) (openclaw 2026.9).
     ArgumentChurn,
-    /// [`same_error`](super::same_error) (issue 50).
+    /// [`same_error`](super::beyond::same_error) (issue 50).
     SameError,
-    /// [`same_result`](super::same_result) (issue 50).
+    /// [`same_result`](super::beyond::same_result) (issue 50).
     SameResult,
-    /// [`lap_cycle`](super::lap_cycle) (issue 50).
+    /// [`lap_cycle`](super::beyond::lap_cycle) (issue 50).
     Cycle,
-    /// [`growing_args`](super::growing_args) (issue 50).
+    /// [`growing_args`](super::beyond::growing_args) (issue 50).
     GrowingArgs,
-    /// [`ladder`](super::ladder): the run ended because blocks were ignored (issue 50).
+    /// [`ladder`](super::beyond::ladder): the run ended because blocks were ignored (issue 50).
     Ladder,
 }
 

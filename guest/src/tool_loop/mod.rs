@@ -8,45 +8,24 @@
 //! to stop. This module reproduces that decision for decision.
 //!
 //! ## How
-//! - [`facts`] fingerprints a call; [`outcome`] hashes what a tool returned, per tool family, so volatile fields do not hide a
-//!   loop; [`history`] keeps the records of one session.
-//! - One file per detector, each `check(&Scope, &LoopSettings) -> Option<Finding>` over the
-//!   session's history, run in OpenClaw's order by [`Session::check`]: [`unknown_tool`],
-//!   [`circuit_breaker`], [`known_poll`], [`ping_pong`], [`generic_repeat`] (its critical, then
-//!   openclaw 2026.9's [`argument_churn`], then its warning). Three of them read the same
-//!   [`no_progress`] streak, which [`Scope`] computes once.
-//! - [`warnings`] de-duplicates warnings in buckets of ten; [`post_compaction`] is the guard that
-//!   watches the first outcomes after a context compaction; [`recovery`] words a block the way
-//!   openclaw 2026.9's tool-loop recovery does.
-//! - The profile's [`ToolRules`](crate::config::profile::ToolRules) switch the rules that differ
-//!   by release; each rule lives with the detector or record it belongs to.
-//! - Beyond OpenClaw (issue 50, off unless `loopguard.preset` or `loopguard.detectors` turns them
-//!   on): [`extended`] runs [`same_error`], [`same_result`], [`lap_cycle`] and [`growing_args`]
-//!   over a session's [`trail`] (outcomes normalised by [`crate::config::volatile`], calls
-//!   compared by their [`sketch`]) and climbs the [`ladder`] from block to abort.
+//! Two families, each in its own folder, each detector one file with the same shape of `check`:
+//! - [`openclaw`]: OpenClaw's detectors over a session's [`history`], in OpenClaw's order, decision
+//!   for decision (docs/spec/tool-loop.md).
+//! - [`beyond`]: loopguard's own detectors for the loops real agents make (docs/spec/beyond.md),
+//!   off unless `loopguard.preset` or `loopguard.detectors` turns them on; they run after
+//!   OpenClaw's and never weaken its block.
+//!
+//! Shared by both: [`facts`] fingerprints a call; [`outcome`] hashes what a tool returned, per tool
+//! family; [`Session::check`] and [`Session::outcome`] run the families in order.
+//! The profile's [`ToolRules`](crate::config::profile::ToolRules) switch the OpenClaw rules that
+//! differ by release; each rule lives with the detector or record it belongs to.
 
-pub mod argument_churn;
-pub mod circuit_breaker;
-pub mod extended;
+pub mod beyond;
 pub mod facts;
-pub mod generic_repeat;
-pub mod growing_args;
 pub mod history;
-pub mod known_poll;
-pub mod ladder;
-pub mod lap_cycle;
-pub mod no_progress;
+pub mod openclaw;
 pub mod outcome;
-pub mod ping_pong;
-pub mod post_compaction;
-pub mod recovery;
-pub mod same_error;
-pub mod same_result;
 mod session;
-pub mod sketch;
-pub mod trail;
-pub mod unknown_tool;
-pub mod warnings;
 
 mod decision;
 
@@ -55,4 +34,4 @@ pub use decision::{
 };
 pub use facts::{Args, CallFacts, ToolCall};
 pub use outcome::{HashedOutcome, Outcome};
-pub use session::{Session, SessionWire, SessionWithTrail};
+pub use session::{Session, SessionWire, SessionWithTrail, SessionWithTrailV4};

@@ -2,18 +2,20 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::beyond::trail::{Trail, TrailV4};
 use super::decision::{
     CompactionVerdict, Detector, Finding, OutcomeVerdict, Scope, ToolAction, ToolVerdict, MAX_GUARDS_PER_SESSION,
 };
 use super::facts::{tool_name, CallFacts, ToolCall};
 use super::history::{Attached, History, Record};
+use super::openclaw::post_compaction::CompactionGuard;
+use super::openclaw::recovery::Recovery;
+use super::openclaw::warnings::WarningBuckets;
+use super::openclaw::{
+    argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool,
+};
 use super::outcome::Outcome;
 use super::outcome::{self, Hashing};
-use super::post_compaction::CompactionGuard;
-use super::recovery::Recovery;
-use super::trail::Trail;
-use super::warnings::WarningBuckets;
-use super::{argument_churn, circuit_breaker, generic_repeat, known_poll, no_progress, ping_pong, unknown_tool};
 use crate::config::profile::RecordCalls;
 use crate::config::tool::LoopSettings;
 
@@ -30,7 +32,7 @@ pub struct Session {
     /// openclaw 2026.9's per-attempt recovery state.
     #[serde(skip)]
     recovery: Recovery,
-    /// The history of the detectors beyond OpenClaw ([`super::extended`]); format 4 carries it.
+    /// The history of the detectors beyond OpenClaw ([`super::beyond`]); format 5 carries it.
     #[serde(skip)]
     trail: Trail,
 }
@@ -208,19 +210,24 @@ impl Session {
         }
     }
 
-    /// True when the session holds a trail of the detectors beyond OpenClaw (format 4).
+    /// True when the session holds a trail of the detectors beyond OpenClaw (format 5).
     pub fn has_trail(&self) -> bool {
         !self.trail.is_empty()
     }
 
-    /// The session in format 4's encoding: format 3's and the trail.
+    /// The session in format 5's encoding: format 3's and the trail.
     pub fn to_wire_with_trail(&self) -> SessionWithTrail {
         SessionWithTrail { session: self.to_wire(), trail: self.trail.clone() }
     }
 
-    /// A session from format 4's encoding.
+    /// A session from format 5's encoding.
     pub fn from_wire_with_trail(w: SessionWithTrail) -> Self {
         Session { trail: w.trail, ..Session::from_wire(w.session) }
+    }
+
+    /// A session from format 4's encoding (policy 1.0's trail, converted).
+    pub fn from_wire_with_trail_v4(w: SessionWithTrailV4) -> Self {
+        Session { trail: w.trail.into(), ..Session::from_wire(w.session) }
     }
 
     /// A session from format 3's encoding.
@@ -245,11 +252,18 @@ pub struct SessionWire {
     recovery: Recovery,
 }
 
-/// A session as snapshot format 4 writes it: format 3's and the trail.
+/// A session as snapshot format 5 writes it: format 3's and the trail.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionWithTrail {
     session: SessionWire,
     trail: Trail,
+}
+
+/// A session as snapshot format 4 wrote it (policy 1.0): format 3's and the trail of then.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionWithTrailV4 {
+    session: SessionWire,
+    trail: TrailV4,
 }
 
 /// A [`Record`] with every field (format 3).

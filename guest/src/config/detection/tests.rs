@@ -31,7 +31,9 @@ fn each_detector_is_tuned_or_switched_off_by_name() {
         "sameError": {"warnAt": 4, "blockAt": 8}, "growingArgs": false, "cycle": {"enabled": false},
         "ladder": {"abortAfterBlocks": 5}}}}))
     .unwrap();
-    assert_eq!(d.same_error, Some(Thresholds { warn_at: 4, block_at: 8, aim_overlap: 10 }));
+    let r = RECOMMENDED.same_error.unwrap();
+    let same = Levels { warn_at: 4, block_at: 8 };
+    assert_eq!(d.same_error, Some(StreakSettings { same, ..r }));
     assert_eq!((d.growing_args, d.cycle), (None, None));
     assert_eq!(d.ladder.map(NonZeroU32::get), Some(5));
     assert_eq!(d.scope, HistoryScope::Run);
@@ -54,6 +56,14 @@ fn bad_values_name_their_path() {
             "loopguard.detectors.sameError.blockAt",
         ),
         (json!({"loopguard": {"detectors": {"sameError": {"warn": 5}}}}), "loopguard.detectors.sameError.warn"),
+        (
+            json!({"loopguard": {"detectors": {"sameResult": {"variedWarnAt": 9, "variedBlockAt": 9}}}}),
+            "loopguard.detectors.sameResult.variedBlockAt",
+        ),
+        (
+            json!({"loopguard": {"detectors": {"ladder": {"abortAfterBlocks": 1}}}}),
+            "loopguard.detectors.ladder.abortAfterBlocks",
+        ),
         (
             json!({"loopguard": {"detectors": {"ladder": {"abortAfterBlocks": 0}}}}),
             "loopguard.detectors.ladder.abortAfterBlocks",

@@ -5,7 +5,7 @@
 //! timestamp, a duration, an attempt number or a pid. openclaw 2026.9 gives such a "terminal
 //! failure" (completed or failed, a finite non-zero exit code, not timed out, real output) an
 //! identity with those volatile parts masked; the no-progress streak of `exec` then treats equal
-//! identities as equal outcomes, also across commands ([`crate::tool_loop::no_progress`]).
+//! identities as equal outcomes, also across commands ([`crate::tool_loop::openclaw::no_progress`]).
 
 use std::borrow::Cow;
 use std::sync::OnceLock;

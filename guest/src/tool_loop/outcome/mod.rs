@@ -93,7 +93,7 @@ pub fn hash_outcome_with(
     let result = match outcome {
         Outcome::Error(err) => {
             let text = format_error_in(err, how.args_style());
-            let unknown_tool = super::unknown_tool::extract_unknown_tool_name(&text);
+            let unknown_tool = super::openclaw::unknown_tool::extract_unknown_tool_name(&text);
             let mut h = Hasher::new(tag::ERROR);
             write_str_in(&text, style, &mut h);
             let no_progress = how.rules.argument_churn;

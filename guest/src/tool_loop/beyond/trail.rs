@@ -1,7 +1,7 @@
 //! The history the detectors beyond OpenClaw read: one bounded trail of calls and their outcome
 //! classes per session.
 //!
-//! Why a second history: OpenClaw's [`History`](super::history::History) keeps exact digests
+//! Why a second history: OpenClaw's [`History`](crate::tool_loop::history::History) keeps exact digests
 //! scoped to one run, and its size and scope are part of the decisions that must not change. The
 //! recommended detectors compare outcomes after normalisation ([`crate::config::volatile`]), may look
 //! across runs (`loopguard.scope: "session"`), and need several laps of a 30-call cycle. Only
@@ -21,12 +21,13 @@ use crate::digest::Digest;
 /// The longest argument text kept for [`super::growing_args`].
 pub const MAX_ARG_TEXT: usize = 16 * 1024;
 
-/// What a call's outcome says about progress.
+/// What a call's outcome says about progress. (Variants are only ever appended: snapshots
+/// encode them by position.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Out {
-    /// No outcome yet (or the call was never run).
+    /// No outcome yet (or the call was never run: a blocked call).
     Pending,
-    /// An empty result: says nothing either way (a `think`, a command with no output).
+    /// An empty result: a command with no output, which may well have changed something.
     Neutral,
     /// The result says nothing was found.
     Nothing,
@@ -36,13 +37,28 @@ pub enum Out {
     Error(Digest),
     /// A rate limit, server error or timeout: not the agent's doing, never counted.
     Infrastructure,
+    /// A result that carries next to no information (`OK`, `True`, `0`, an exit status around an
+    /// empty output), by digest. Two different calls that both answer `OK` have not returned
+    /// "the same result": only the same call answering it again is compared.
+    Quiet(Digest),
 }
 
 impl Out {
-    /// True for outcomes the detectors skip ([`Out::Pending`], [`Out::Neutral`],
-    /// [`Out::Infrastructure`]).
-    pub fn is_silent(self) -> bool {
-        matches!(self, Out::Pending | Out::Neutral | Out::Infrastructure)
+    /// True when the call did not run or its failure was not the agent's ([`Out::Pending`],
+    /// [`Out::Infrastructure`]): such entries are skipped as if they were not there.
+    pub fn is_unknown(self) -> bool {
+        matches!(self, Out::Pending | Out::Infrastructure)
+    }
+
+    /// True for a result that tells something (a result with content, or nothing found): the
+    /// only outcomes that different calls can share as "the same result".
+    pub fn is_informative(self) -> bool {
+        matches!(self, Out::Result(_) | Out::Nothing)
+    }
+
+    /// True when the call succeeded (any result but nothing found).
+    pub fn succeeded(self) -> bool {
+        matches!(self, Out::Result(_) | Out::Quiet(_) | Out::Neutral)
     }
 }
 
@@ -53,6 +69,9 @@ pub struct Entry {
     pub tool: u64,
     /// `argsHash` of the call.
     pub args: Digest,
+    /// The call with its cosmetics folded away ([`super::look::fold`]): two calls with the same
+    /// fold are the same call re-quoted, re-cased or re-ordered.
+    pub fold: u64,
     /// What the call aims at ([`Sketch::similar`]).
     pub sketch: Sketch,
     /// Its outcome class.
@@ -62,7 +81,7 @@ pub struct Entry {
     pub exact: u64,
 }
 
-/// One session's trail. Snapshots carry it (format 4 of [`crate::snapshot`]): a hot swap, a
+/// One session's trail. Snapshots carry it (format 5 of [`crate::snapshot`]): a hot swap, a
 /// state file, a hook process or a store replica that rebuilds the session from a snapshot
 /// must see the same trail, or the preset's detectors would start from nothing each time.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,9 +93,16 @@ pub struct Trail {
     last_arg: Option<(u64, String)>,
     /// Successive calls whose argument grew by repeating itself.
     pub growth: u32,
-    /// Blocks since the agent last made a call that passed without a finding.
-    pub blocks_in_a_row: u32,
+    /// The folds of the newest blocked calls (at most [`MAX_BLOCKED`]), for [`super::ladder`].
+    pub blocked: VecDeque<u64>,
+    /// Blocks of a call that had been blocked before, since the agent last changed course.
+    pub repeats: u32,
+    /// The ladder ended the run: the next outcome reported gets the `abort` verdict.
+    pub abort_pending: bool,
 }
+
+/// Blocked calls the ladder remembers.
+pub const MAX_BLOCKED: usize = 8;
 
 impl Trail {
     /// True when there is nothing to carry (no preset or detector ever ran on the session).
@@ -127,10 +153,46 @@ impl Trail {
     }
 }
 
-/// Test helpers: an entry from small numbers.
+/// Format 4's trail, as policy 1.0 wrote it into snapshots: read, then converted.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TrailV4 {
+    entries: VecDeque<EntryV4>,
+    run: Option<Option<u64>>,
+    last_arg: Option<(u64, String)>,
+    growth: u32,
+    blocks_in_a_row: u32,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct EntryV4 {
+    tool: u64,
+    args: Digest,
+    sketch: Sketch,
+    out: Out,
+    exact: u64,
+}
+
+impl From<TrailV4> for Trail {
+    /// Format 4 kept no fold: the exact arguments stand in for it (a re-quoted call then
+    /// counts as another call until the entries age out), and no call is remembered as blocked.
+    fn from(t: TrailV4) -> Self {
+        let fold = |e: &EntryV4| u64::from_le_bytes(e.args[..8].try_into().unwrap_or_default());
+        let entries = t
+            .entries
+            .iter()
+            .map(|e| Entry { tool: e.tool, args: e.args, fold: fold(e), sketch: e.sketch, out: e.out, exact: e.exact })
+            .collect();
+        Trail { entries, run: t.run, last_arg: t.last_arg, growth: t.growth, ..Trail::default() }
+    }
+}
+
+/// Test helpers: an entry from small numbers. Its fold is its arguments' number; entries with
+/// other arguments aim at the same thing but are not near-identical (their texts overlap by a
+/// third, [`Sketch::test_aim`]).
 #[cfg(test)]
 pub(crate) fn entry(tool: u8, args: u8, out: Out) -> Entry {
-    Entry { tool: tool as u64, args: [args; 16], sketch: Sketch::default(), out, exact: 0 }
+    let sketch = Sketch::test_aim(args);
+    Entry { tool: tool as u64, args: [args; 16], fold: args as u64, sketch, out, exact: 0 }
 }
 
 /// A result class from a small number.

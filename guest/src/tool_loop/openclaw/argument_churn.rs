@@ -13,11 +13,11 @@
 //! Settings: `warningThreshold` (10), [`crate::config::profile::ToolRules::argument_churn`].
 //! Warning key `argument-churn:<tool>`. State: the session's history.
 
-use super::decision::{Detector, Finding, Scope};
-use super::history::Record;
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};
+use crate::tool_loop::decision::{Detector, Finding, Scope};
+use crate::tool_loop::history::Record;
 
 /// `MIN_STABLE_CALLS_PER_VARIANT`.
 pub const MIN_CALLS_PER_VARIANT: u32 = 3;

@@ -6,10 +6,10 @@
 //! Settings: `warningThreshold`, `criticalThreshold`, `detectors.knownPollNoProgress`. State: the
 //! session's history.
 
-use super::decision::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag};
+use crate::tool_loop::decision::{Detector, Finding, Scope};
 
 /// `knownPoll`: `command_status`, or `process` with action `poll` or `log`.
 pub fn is_known_poll(tool: &str, action: Option<&str>) -> bool {

@@ -5,9 +5,9 @@
 //!
 //! Settings: `globalCircuitBreakerThreshold`. State: the session's history.
 
-use super::decision::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
+use crate::tool_loop::decision::{Detector, Finding, Scope};
 
 /// Checks the call; `None` when this detector has nothing to say.
 pub fn check(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {

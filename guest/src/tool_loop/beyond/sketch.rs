@@ -41,6 +41,14 @@ impl Sketch {
         Sketch { ids: name_id(&ids), grams }
     }
 
+    /// For tests: the aim of a call with arguments `n`: four trigrams every such call shares and
+    /// four of its own, so two of them overlap by a third (same aim, not near-identical).
+    #[cfg(test)]
+    pub(crate) fn test_aim(n: u8) -> Sketch {
+        let own = 4 + 4 * u64::from(n % 15);
+        Sketch { ids: 0, grams: [0b1111 | (0b1111 << own), 0, 0, 0] }
+    }
+
     /// Same entities, and free texts that overlap by at least [`MIN_OVERLAP`] (or both empty).
     pub fn similar(&self, other: &Sketch) -> bool {
         self.similar_at(other, MIN_OVERLAP)
@@ -99,8 +107,19 @@ fn walk(v: &Json<'_>, key: &str, ids: &mut String, text: &mut String) {
                 ids.push('\u{1f}');
             } else {
                 // Values only: the keys would make any two calls of one tool look alike.
-                text.push_str(&s[..floor(s, 2048)]);
+                let s = &s[..floor(s, 2048)];
+                text.push_str(s);
                 text.push('\u{1f}');
+                // The files a command or a text names are entities too: the same grep in
+                // another file aims elsewhere.
+                for token in s.split(|c: char| c.is_whitespace() || "\"'`=,;()[]{}<>|&".contains(c)) {
+                    if is_path(token) {
+                        ids.push_str(key);
+                        ids.push('@');
+                        ids.push_str(token.trim_end_matches(['.', ':', '/']));
+                        ids.push('\u{1f}');
+                    }
+                }
             }
         }
         Json::Num(n) => {
@@ -110,6 +129,29 @@ fn walk(v: &Json<'_>, key: &str, ids: &mut String, text: &mut String) {
         Json::Arr(items) => items.iter().for_each(|i| walk(i, key, ids, text)),
         Json::Obj(members) => members.iter().for_each(|(k, v)| walk(v, k.as_str(), ids, text)),
         _ => {}
+    }
+}
+
+/// A file or folder: `/a/b`, `./x`, `src/app.py`, `reproduce.py` (a name with a short
+/// extension that has a letter).
+fn is_path(t: &str) -> bool {
+    let t = t.trim_end_matches(['.', ':']);
+    if t.len() < 4 || t.len() > 200 || t.starts_with("//") || t.contains("://") {
+        return false;
+    }
+    if t.starts_with('/') || t.starts_with("./") || t.starts_with("~/") {
+        return t.chars().any(char::is_alphanumeric);
+    }
+    let name = t.rsplit('/').next().unwrap_or(t);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+                && name.chars().all(|c| c.is_alphanumeric() || "_-.".contains(c))
+        }
+        None => false,
     }
 }
 
@@ -134,6 +176,16 @@ mod tests {
     fn rephrasings_of_one_query_share_an_aim() {
         assert!(sk(r#"{"query":"2003-04 season contenders"}"#).similar(&sk(r#"{"query":"2003-04 season nominees"}"#)));
         assert!(sk(r#"{"query":"Scatman John"}"#).similar(&sk(r#"{"query":"\"Scatman John\""}"#)));
+    }
+
+    #[test]
+    fn the_files_a_command_names_are_its_entities() {
+        let grep = |f: &str| sk(&format!(r#"{{"command":"grep -n \"prepare_value\" /workspace/django/db/{f}"}}"#));
+        assert!(!grep("fields/json.py").similar(&grep("fields/__init__.py")), "the same grep in another file");
+        assert!(grep("fields/json.py").similar(&grep("fields/json.py")));
+        let run = sk(r#"{"command":"cd /testbed && python reproduce.py"}"#);
+        assert!(run.similar(&sk(r#"{"command":"cd /testbed && python  reproduce.py"}"#)));
+        assert!(!is_path("a.b.c d") && !is_path("2.0") && !is_path("http://x.org/a") && is_path("src/app.py"));
     }
 
     #[test]

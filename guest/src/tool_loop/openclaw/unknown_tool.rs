@@ -7,11 +7,11 @@
 //!
 //! Settings: `unknownToolThreshold`. State: the session's history.
 
-use super::decision::{Detector, Finding, Scope};
-use super::history::Record;
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::js::{is_js_space, js_trim};
+use crate::tool_loop::decision::{Detector, Finding, Scope};
+use crate::tool_loop::history::Record;
 
 /// Checks the call; `None` when this detector has nothing to say.
 pub fn check(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {

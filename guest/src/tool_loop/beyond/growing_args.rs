@@ -11,16 +11,18 @@
 //! argument and the number of growth steps in a row, in the session's
 //! [`Trail`](super::trail::Trail).
 
-use super::decision::{Detector, Finding};
-use crate::config::detection::Thresholds;
+use super::look::Look;
+use crate::config::detection::Levels;
 use crate::digest::{key_digest, tag};
 use crate::json::Json;
+use crate::tool_loop::decision::{Detector, Finding};
 
 /// The shortest repeated part that counts (shorter additions are ordinary edits).
 pub const MIN_PART: usize = 8;
 
 /// Checks a call whose run of growth has `steps` steps; `None` when this detector has nothing to say.
-pub fn check(tool: &str, tool_id: u64, steps: u32, t: &Thresholds) -> Option<Finding> {
+pub fn check(look: &Look<'_>, t: &Levels) -> Option<Finding> {
+    let (tool, tool_id, steps) = (look.call.tool, look.call.tool_id, look.growth);
     let call = steps + 1;
     if steps > 0 && call >= t.block_at {
         let m = format!(
@@ -69,7 +71,17 @@ pub fn longest_string<'a>(args: &'a Json<'a>) -> Option<&'a str> {
 mod tests {
     use super::*;
 
-    const T: Thresholds = Thresholds { warn_at: 3, block_at: 5, aim_overlap: 20 };
+    use crate::tool_loop::beyond::look::Call;
+    use crate::tool_loop::beyond::sketch::Sketch;
+    use std::collections::VecDeque;
+
+    const T: Levels = Levels { warn_at: 3, block_at: 5 };
+
+    fn check(tool: &str, tool_id: u64, growth: u32, t: &Levels) -> Option<Finding> {
+        let entries = VecDeque::new();
+        let call = Call { tool, tool_id, args: [0; 16], fold: 0, sketch: Sketch::default() };
+        super::check(&Look { entries: &entries, call, growth }, t)
+    }
 
     #[test]
     fn a_query_that_appends_itself_again_and_again() {

@@ -1,7 +1,7 @@
 //! The no-progress streak: the same call keeps returning the same outcome.
 //!
 //! Three detectors read it ([`super::generic_repeat`], [`super::known_poll`],
-//! [`super::circuit_breaker`]), so [`super::Scope`] computes it once per check. Calls to other
+//! [`super::circuit_breaker`]), so [`crate::tool_loop::Scope`] computes it once per check. Calls to other
 //! tools in between do not reset it: an agent that checks a deploy, reads a log, and checks the
 //! deploy again is still stuck if the deploy check never changes.
 //!
@@ -12,8 +12,8 @@
 //! same identity (volatile parts masked) continue it. Without veto records and failure
 //! identities (the documented profile) both reduce to the plain streak.
 
-use super::history::Record;
 use crate::digest::Digest;
+use crate::tool_loop::history::Record;
 
 /// What one walk over the scoped history finds for the current call's `argsHash`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,24 +1,54 @@
-//! The detectors beyond OpenClaw, run after OpenClaw's on every call of a session: how a call
-//! and its outcome enter the [`Trail`] and how their findings join OpenClaw's verdict.
+//! The detectors beyond OpenClaw (docs/spec/beyond.md): loopguard's own rules for the loops
+//! real agents make, run after OpenClaw's on every call of a session.
+//!
+//! | detector | what it sees | file |
+//! |---|---|---|
+//! | `same_error` | the same error again and again | [`same_error`] |
+//! | `same_result` | the same result again (a poll, a re-run, a search finding nothing) | [`same_result`] |
+//! | `cycle` | the same lap of calls with the same outcomes | [`lap_cycle`] |
+//! | `growing_args` | arguments that grow by repeating themselves | [`growing_args`] |
+//! | `ladder` | a blocked call sent again and again: the run ends | [`ladder`] |
+//!
+//! Every detector has the same shape, `check(&Look, &Settings) -> Option<Finding>`, over the
+//! session's [`trail`] ([`look::Look`]: the call seen exactly, up to cosmetics and by its aim).
+//! [`streak`] is the no-progress streak two of them share; [`sketch`] is a call's aim.
 //!
 //! Why after and not instead: with no preset and no detector named ([`Detection::is_on`] false)
 //! nothing here runs, so every profile decides exactly as OpenClaw does. When they are on,
-//! OpenClaw's block stands; otherwise the first block of [`same_error`], [`same_result`],
-//! [`lap_cycle`] and [`growing_args`] (in that order) replaces an allow or a warning, and their
-//! first warning replaces an allow. The [`ladder`] then counts blocks in a row and ends the run
-//! through the outcome's `abort` verdict.
+//! OpenClaw's block stands; otherwise the first block of [`DETECTORS`] (in that order) replaces an
+//! allow or a warning, and their first warning replaces an allow. The [`ladder`] then turns the
+//! repeated block of a blocked call into the end of the run.
+//!
+//! Principle: count only positive evidence that nothing changes. The same call answered the same
+//! way is strong evidence and may block; other arguments with the same answer is weak evidence
+//! and warns long before it blocks; an answer that carries no information is not evidence.
 
-use super::decision::{Finding, OutcomeVerdict, ToolAction, ToolVerdict};
-use super::facts::{Args, CallFacts, ToolCall};
-use super::outcome::Outcome;
-use super::sketch::Sketch;
-use super::trail::{Entry, Out, Trail};
-use super::{growing_args, ladder, lap_cycle, same_error, same_result};
+pub mod growing_args;
+pub mod ladder;
+pub mod lap_cycle;
+pub mod look;
+pub mod same_error;
+pub mod same_result;
+pub mod sketch;
+pub mod streak;
+pub mod trail;
+
+use look::{Call, Look};
+use sketch::Sketch;
+use trail::{Entry, Out, Trail};
+
 use crate::config::detection::Detection;
 use crate::config::volatile::reads_as_error;
 use crate::digest::{key_digest, name_id, tag};
 use crate::input::json_value_with;
 use crate::json::{Json, LoneKeys};
+use crate::tool_loop::decision::{Finding, OutcomeVerdict, ToolAction, ToolVerdict};
+use crate::tool_loop::facts::{Args, CallFacts, ToolCall};
+use crate::tool_loop::outcome::Outcome;
+
+/// The detectors with a `check`, by the name decision lines give them, in the order their
+/// findings are joined.
+pub const DETECTORS: &[&str] = &["same_error", "same_result", "cycle", "growing_args"];
 
 /// Joins the detectors' findings on `call` with OpenClaw's `base` verdict and records the call.
 pub fn check(
@@ -49,16 +79,28 @@ pub fn check(
         trail.growth = if grew { trail.growth.saturating_add(1) } else { 0 };
         trail.set_last_arg(facts.tool_id, arg);
     }
-    let aim = parsed.map(Sketch::of).unwrap_or_default();
-    let findings = findings(d, trail, call.tool, facts, &aim);
-    let verdict = join(base, findings);
-    ladder::after_call(trail, verdict.action, verdict.action != ToolAction::Allow);
-    let entry = Entry { tool: facts.tool_id, args: facts.args, sketch: aim, out: Out::Pending, exact: 0 };
+    let sketch = parsed.map(Sketch::of).unwrap_or_default();
+    let fold = look::fold(facts.tool_id, parsed);
+    let this = Call { tool: call.tool, tool_id: facts.tool_id, args: facts.args, fold, sketch };
+    let look = Look { entries: trail.entries(), call: this, growth: trail.growth };
+    let found = [
+        d.same_error.and_then(|s| same_error::check(&look, &s)),
+        d.same_result.and_then(|s| same_result::check(&look, &s)),
+        d.cycle.and_then(|s| lap_cycle::check(&look, &s)),
+        d.growing_args.and_then(|s| growing_args::check(&look, &s)),
+    ];
+    let mut verdict = join(base, found.into_iter().flatten().collect());
+    if let Some(n) = d.ladder {
+        if let Some(end) = ladder::after_call(trail, fold, call.tool, &verdict, n) {
+            verdict = end;
+        }
+    }
+    let entry = Entry { tool: facts.tool_id, args: facts.args, fold, sketch, out: Out::Pending, exact: 0 };
     trail.push(entry, d.history_size);
     verdict
 }
 
-/// Records the outcome class of `call`; the ladder's abort when blocks were ignored.
+/// Records the outcome class of `call`; the ladder's abort after it ended the run.
 pub fn outcome(
     d: &Detection,
     trail: &mut Trail,
@@ -88,20 +130,7 @@ pub fn outcome(
     if matches!(base, OutcomeVerdict::Abort { .. }) {
         return base;
     }
-    d.ladder.and_then(|n| ladder::on_outcome(trail, n)).unwrap_or(base)
-}
-
-fn findings(d: &Detection, trail: &Trail, tool: &str, facts: &CallFacts, aim: &Sketch) -> Vec<Finding> {
-    let es = trail.entries();
-    [
-        d.same_error.and_then(|t| same_error::check(es, tool, facts.tool_id, aim, &t)),
-        d.same_result.and_then(|t| same_result::check(es, tool, facts.tool_id, aim, &t)),
-        d.cycle.and_then(|c| lap_cycle::check(es, &facts.args, &c)),
-        d.growing_args.and_then(|t| growing_args::check(tool, facts.tool_id, trail.growth, &t)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    ladder::on_outcome(trail).unwrap_or(base)
 }
 
 /// OpenClaw's block stands; then the first block found; then OpenClaw's warning; then the first
@@ -124,6 +153,28 @@ fn join(base: ToolVerdict, found: Vec<Finding>) -> ToolVerdict {
     }
 }
 
+/// Fewer letters than this (markup and volatile fields set aside) and a result carries no
+/// information of its own: `OK`, `True`, `Done`, an exit status around an empty output.
+pub const QUIET_LETTERS: usize = 32;
+
+/// Letters outside markup (`<returncode>`, `<v>`), counted up to [`QUIET_LETTERS`].
+fn letters(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag && c.is_alphabetic() => n += 1,
+            _ => {}
+        }
+        if n >= QUIET_LETTERS {
+            break;
+        }
+    }
+    n
+}
+
 /// The class of an outcome: infrastructure errors, errors by class, empty results, nothing
 /// found, or the result with volatile fields stripped; for an error, also the id of its text
 /// with volatile fields stripped (0 otherwise).
@@ -139,6 +190,10 @@ pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> (Out, u64
         if rules.is_infrastructure(&text) {
             return (Out::Infrastructure, 0);
         }
+        // A failure that says nothing but "no" (grep's exit status 1 when nothing matched).
+        if text.trim().is_empty() {
+            return (Out::Nothing, 0);
+        }
         let class = key_digest(tag::ERROR, &[b"class", rules.error_class(&text, args).as_bytes()]);
         return (Out::Error(class), name_id(&rules.strip_volatile(&text)).max(1));
     }
@@ -147,7 +202,13 @@ pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> (Out, u64
     } else if rules.is_nothing_found(&text) {
         Out::Nothing
     } else {
-        Out::Result(key_digest(tag::RESULT, &[b"stripped", rules.strip_volatile(&text).as_bytes()]))
+        let stripped = rules.strip_volatile(&text);
+        let digest = key_digest(tag::RESULT, &[b"stripped", stripped.as_bytes()]);
+        if letters(&stripped) < QUIET_LETTERS {
+            Out::Quiet(digest)
+        } else {
+            Out::Result(digest)
+        }
     };
     (out, 0)
 }

@@ -7,10 +7,10 @@
 //! Settings: `warningThreshold`, `criticalThreshold`, `detectors.genericRepeat`. State: the
 //! session's history.
 
-use super::decision::{Detector, Finding, Scope};
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};
+use crate::tool_loop::decision::{Detector, Finding, Scope};
 
 /// Checks the call; `None` when this detector has nothing to say.
 pub fn check(scope: &Scope<'_>, s: &LoopSettings) -> Option<Finding> {

@@ -14,10 +14,11 @@
 
 use std::collections::VecDeque;
 
-use super::decision::{Detector, Finding};
+use super::look::Look;
 use super::trail::Entry;
 use crate::config::detection::CycleSettings;
 use crate::digest::{key_digest, tag, Digest};
+use crate::tool_loop::decision::{Detector, Finding};
 
 /// A cycle the current call continues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +30,9 @@ pub struct Cycle {
 }
 
 /// Checks the call with `args`; `None` when this detector has nothing to say.
-pub fn check(entries: &VecDeque<Entry>, args: &Digest, s: &CycleSettings) -> Option<Finding> {
-    let c = find(entries, args, s.max_period, s.laps.warn_at)?;
+pub fn check(look: &Look<'_>, s: &CycleSettings) -> Option<Finding> {
+    let args = &look.call.args;
+    let c = find(look.entries, args, s.max_period, s.laps.warn_at)?;
     let (p, lap) = (c.period, c.lap);
     if lap >= s.laps.block_at {
         let m = format!(
@@ -71,11 +73,12 @@ fn same_call(a: &Entry, b: &Entry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::detection::Thresholds;
-    use crate::tool_loop::trail::{entry, res, Out};
+    use crate::config::detection::Levels;
+    use crate::tool_loop::beyond::look::Call;
+    use crate::tool_loop::beyond::sketch::Sketch;
+    use crate::tool_loop::beyond::trail::{entry, res, Out};
 
-    const S: CycleSettings =
-        CycleSettings { laps: Thresholds { warn_at: 3, block_at: 5, aim_overlap: 20 }, max_period: 30 };
+    const S: CycleSettings = CycleSettings { laps: Levels { warn_at: 3, block_at: 5 }, max_period: 30 };
 
     /// `laps` laps of `period` different calls, each with its own result.
     fn laps(period: u8, laps: usize) -> VecDeque<Entry> {
@@ -83,7 +86,8 @@ mod tests {
     }
 
     fn of(es: &VecDeque<Entry>, args: u8) -> Option<(bool, u32)> {
-        check(es, &[args; 16], &S).map(|f| (f.critical, f.count))
+        let call = Call { tool: "t", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::default() };
+        check(&Look { entries: es, call, growth: 0 }, &S).map(|f| (f.critical, f.count))
     }
 
     #[test]

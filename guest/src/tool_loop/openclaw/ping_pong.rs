@@ -7,11 +7,11 @@
 //! Settings: `warningThreshold`, `criticalThreshold`, `detectors.pingPong`. State: the session's
 //! history.
 
-use super::decision::{Detector, Finding, Scope};
-use super::history::Record;
 use crate::config::profile::render;
 use crate::config::tool::LoopSettings;
 use crate::digest::{key_digest, tag, Digest};
+use crate::tool_loop::decision::{Detector, Finding, Scope};
+use crate::tool_loop::history::Record;
 
 /// The ping-pong count and its facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
