@@ -40,3 +40,13 @@ impl WasiView for HostState {
 /// The component imports the type-only `types` interface (the world `use`s it and the guard
 /// interface refers to it): there is nothing to implement.
 impl loopguard::policy::types::Host for HostState {}
+
+impl loopguard::policy::types::ToolVerdict {
+    /// True when this block also ends the run: the policy's ladder saw the agent send a blocked
+    /// call again and again (detector `ladder`, wit/policy.wit). A host that can end a run (the
+    /// agent-CLI hooks, a gateway) does so with the block's message; one that cannot keeps
+    /// blocking. Every host reads this the same way, so that the decision stays the policy's.
+    pub fn ends_run(&self) -> bool {
+        self.action == loopguard::policy::types::ToolAction::Block && self.detector.as_deref() == Some("ladder")
+    }
+}

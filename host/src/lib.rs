@@ -37,6 +37,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod agent;
 mod bindings;
 #[allow(unsafe_code)] // mapping compiled code from a file: see the module's SAFETY comments
 mod compile_cache;
@@ -47,6 +48,7 @@ mod policy;
 pub mod store;
 mod swap;
 
+pub use agent::{agent_config, AGENT_DEFAULTS};
 pub use bindings::loopguard::policy::types::{
     AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupRound, GroupStart, GroupStep,
     GroupThread, KeyedDecision, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome,

@@ -202,6 +202,16 @@ impl Detection {
         }
         if let Some(c) = d.cycle {
             let need = (c.max_period as usize).saturating_mul(c.laps.block_at as usize);
+            if need > MAX_HISTORY as usize {
+                return Err(ConfigError::new(
+                    "loopguard.detectors.cycle.maxPeriod",
+                    format!(
+                        "is {}; {} laps of it need a history of {need} calls, more than the {MAX_HISTORY} a \
+                         session keeps: lower maxPeriod or blockAt",
+                        c.max_period, c.laps.block_at
+                    ),
+                ));
+            }
             if !block.contains_key("historySize") {
                 // Unset: long enough for the cycle detector's laps.
                 d.history_size = d.history_size.max(need);
@@ -239,7 +249,9 @@ impl Detection {
                 continue;
             };
             match name.as_str() {
-                "sameError" => self.same_error = Some(streak(&obj, &path, self.same_error.unwrap_or(BASE_STREAK))?),
+                "sameError" => {
+                    self.same_error = Some(streak(&obj, &path, self.same_error.unwrap_or(BASE_STREAK_ERRORS))?)
+                }
                 "sameResult" => self.same_result = Some(streak(&obj, &path, self.same_result.unwrap_or(BASE_STREAK))?),
                 "growingArgs" => {
                     strict_keys(&obj, &path, &["enabled", "warnAt", "blockAt"])?;

@@ -353,12 +353,22 @@ fn versions(py: Python<'_>, policy: Option<PathBuf>) -> PyResult<(String, String
     Ok((version, loopguard_host::INTERFACE_VERSION.to_string(), digest))
 }
 
+/// The user's config document (`{}` for none) with the agent-facing hosts' defaults filled in
+/// where it is silent (`loopguard_host::agent_config`): what the LiteLLM guardrail decides on.
+#[pyfunction]
+fn agent_config(py: Python<'_>, document: &str) -> PyResult<String> {
+    loopguard_host::agent_config(document)
+        .map_err(|e| py_error(py, Error::invalid(loopguard_host::ErrorKind::Config, "config", e)))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Guard>()?;
     m.add_class::<store::StoredGuard>()?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_config, m)?)?;
+    m.add("AGENT_DEFAULTS", loopguard_host::AGENT_DEFAULTS)?;
     m.add("HOST_VERSION", loopguard_host::HOST_VERSION)?;
     // Compiling the component is most of a process's first guard (0.3-1 s here); wasmtime's
     // compile cache keeps the compiled code between processes, under the CLI's rule

@@ -52,6 +52,10 @@ fn bad_values_name_their_path() {
         (json!({"loopguard": {"detectors": {"cycle": 3}}}), "loopguard.detectors.cycle"),
         (json!({"loopguard": {"detectors": {"cycle": {"maxPeriod": 1}}}}), "loopguard.detectors.cycle.maxPeriod"),
         (
+            json!({"loopguard": {"detectors": {"cycle": {"maxPeriod": 200, "blockAt": 20}}}}),
+            "loopguard.detectors.cycle.maxPeriod",
+        ),
+        (
             json!({"loopguard": {"detectors": {"sameError": {"warnAt": 5, "blockAt": 4}}}}),
             "loopguard.detectors.sameError.blockAt",
         ),

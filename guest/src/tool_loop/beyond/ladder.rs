@@ -34,22 +34,30 @@ pub fn after_call(
     verdict: &ToolVerdict,
     abort_after: NonZeroU32,
 ) -> Option<ToolVerdict> {
-    match verdict.action {
-        ToolAction::Block if trail.blocked.contains(&fold) => trail.repeats = trail.repeats.saturating_add(1),
-        ToolAction::Block => {
-            if trail.blocked.len() >= MAX_BLOCKED {
-                trail.blocked.pop_front();
+    let n = match verdict.action {
+        ToolAction::Block => match trail.blocked.iter_mut().find(|(f, _)| *f == fold) {
+            Some((_, n)) => {
+                *n = n.saturating_add(1);
+                *n
             }
-            trail.blocked.push_back(fold);
+            None => {
+                if trail.blocked.len() >= MAX_BLOCKED {
+                    trail.blocked.pop_front();
+                }
+                trail.blocked.push_back((fold, 1));
+                1
+            }
+        },
+        ToolAction::Allow if verdict.detector.is_none() => {
+            trail.blocked.iter_mut().for_each(|(_, n)| *n = 0);
+            return None;
         }
-        ToolAction::Allow if verdict.detector.is_none() => trail.repeats = 0,
-        _ => {}
-    }
-    let n = trail.repeats.saturating_add(1);
-    if verdict.action != ToolAction::Block || trail.repeats == 0 || n < abort_after.get() {
+        _ => return None,
+    };
+    if n < abort_after.get() {
         return None;
     }
-    trail.repeats = 0;
+    trail.blocked.retain(|(f, _)| *f != fold);
     trail.abort_pending = true;
     let message = format!(
         "loopguard: {tool} was blocked {n} times and sent again each time; ending the run. The same \

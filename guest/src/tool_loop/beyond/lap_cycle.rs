@@ -67,7 +67,7 @@ pub fn find(entries: &VecDeque<Entry>, args: &Digest, max_period: u32, min_lap: 
 
 /// The same call with the same outcome class (a call with no outcome yet matches nothing).
 fn same_call(a: &Entry, b: &Entry) -> bool {
-    a.args == b.args && a.out == b.out && a.out != super::trail::Out::Pending
+    a.args == b.args && a.out == b.out && !a.out.is_unknown()
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ use trail::{Entry, Out, Trail};
 
 use crate::config::detection::Detection;
 use crate::config::volatile::reads_as_error;
-use crate::digest::{key_digest, name_id, tag};
+use crate::digest::{key_digest, tag};
 use crate::input::json_value_with;
 use crate::json::{Json, LoneKeys};
 use crate::tool_loop::decision::{Finding, OutcomeVerdict, ToolAction, ToolVerdict};
@@ -95,7 +95,8 @@ pub fn check(
             verdict = end;
         }
     }
-    let entry = Entry { tool: facts.tool_id, args: facts.args, fold, sketch, out: Out::Pending, exact: 0 };
+    let out = if verdict.action == ToolAction::Block { Out::Blocked } else { Out::Pending };
+    let entry = Entry { tool: facts.tool_id, args: facts.args, fold, sketch, out };
     trail.push(entry, d.history_size);
     verdict
 }
@@ -125,8 +126,7 @@ pub fn outcome(
     if let Some(v) = parsed {
         strings(v, &mut args);
     }
-    let (out, exact) = classify(d, outcome, &args);
-    trail.attach(&facts.args, out, exact);
+    trail.attach(&facts.args, classify(d, outcome, &args));
     if matches!(base, OutcomeVerdict::Abort { .. }) {
         return base;
     }
@@ -176,9 +176,8 @@ fn letters(text: &str) -> usize {
 }
 
 /// The class of an outcome: infrastructure errors, errors by class, empty results, nothing
-/// found, or the result with volatile fields stripped; for an error, also the id of its text
-/// with volatile fields stripped (0 otherwise).
-pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> (Out, u64) {
+/// found, quiet results, or the result with volatile fields stripped.
+pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> Out {
     let (v, error) = match outcome {
         Outcome::Result(v) => (v, false),
         Outcome::Error(v) => (v, true),
@@ -188,14 +187,13 @@ pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> (Out, u64
     let rules = &d.rules;
     if error || reads_as_error(&text) {
         if rules.is_infrastructure(&text) {
-            return (Out::Infrastructure, 0);
+            return Out::Infrastructure;
         }
         // A failure that says nothing but "no" (grep's exit status 1 when nothing matched).
         if text.trim().is_empty() {
-            return (Out::Nothing, 0);
+            return Out::Nothing;
         }
-        let class = key_digest(tag::ERROR, &[b"class", rules.error_class(&text, args).as_bytes()]);
-        return (Out::Error(class), name_id(&rules.strip_volatile(&text)).max(1));
+        return Out::Error(key_digest(tag::ERROR, &[b"class", rules.error_class(&text, args).as_bytes()]));
     }
     let out = if text.trim().is_empty() {
         Out::Neutral
@@ -210,7 +208,7 @@ pub fn classify(d: &Detection, outcome: Outcome<'_>, args: &[&str]) -> (Out, u64
             Out::Result(digest)
         }
     };
-    (out, 0)
+    out
 }
 
 /// The text of an outcome: its string and number leaves, one per line, without `type` tags.

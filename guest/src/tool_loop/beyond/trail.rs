@@ -41,13 +41,16 @@ pub enum Out {
     /// empty output), by digest. Two different calls that both answer `OK` have not returned
     /// "the same result": only the same call answering it again is compared.
     Quiet(Digest),
+    /// The call was blocked: it never ran and never gets an outcome.
+    Blocked,
 }
 
 impl Out {
     /// True when the call did not run or its failure was not the agent's ([`Out::Pending`],
-    /// [`Out::Infrastructure`]): such entries are skipped as if they were not there.
+    /// [`Out::Blocked`], [`Out::Infrastructure`]): such entries are skipped as if they were not
+    /// there.
     pub fn is_unknown(self) -> bool {
-        matches!(self, Out::Pending | Out::Infrastructure)
+        matches!(self, Out::Pending | Out::Infrastructure | Out::Blocked)
     }
 
     /// True for a result that tells something (a result with content, or nothing found): the
@@ -76,9 +79,6 @@ pub struct Entry {
     pub sketch: Sketch,
     /// Its outcome class.
     pub out: Out,
-    /// For an error: its text with only volatile fields stripped, hashed (0 otherwise). The
-    /// same error word for word is no progress whatever the arguments were.
-    pub exact: u64,
 }
 
 /// One session's trail. Snapshots carry it (format 5 of [`crate::snapshot`]): a hot swap, a
@@ -93,10 +93,9 @@ pub struct Trail {
     last_arg: Option<(u64, String)>,
     /// Successive calls whose argument grew by repeating itself.
     pub growth: u32,
-    /// The folds of the newest blocked calls (at most [`MAX_BLOCKED`]), for [`super::ladder`].
-    pub blocked: VecDeque<u64>,
-    /// Blocks of a call that had been blocked before, since the agent last changed course.
-    pub repeats: u32,
+    /// The folds of the newest blocked calls (at most [`MAX_BLOCKED`]) and how many times each
+    /// was blocked since the agent last changed course, for [`super::ladder`].
+    pub blocked: VecDeque<(u64, u32)>,
     /// The ladder ended the run: the next outcome reported gets the `abort` verdict.
     pub abort_pending: bool,
 }
@@ -130,12 +129,13 @@ impl Trail {
         self.entries.push_back(entry);
     }
 
-    /// Gives the newest pending call with `args` its outcome; `false` when there is none.
-    pub fn attach(&mut self, args: &Digest, out: Out, exact: u64) -> bool {
+    /// Gives the newest pending call with `args` its outcome; `false` when there is none (a
+    /// blocked call never gets one: what a host reports for it is the block's own text, or in a
+    /// replayed trajectory what the call did unguarded, neither of which the agent saw).
+    pub fn attach(&mut self, args: &Digest, out: Out) -> bool {
         match self.entries.iter_mut().rev().find(|e| e.args == *args && e.out == Out::Pending) {
             Some(e) => {
                 e.out = out;
-                e.exact = exact;
                 true
             }
             None => false,
@@ -173,14 +173,16 @@ struct EntryV4 {
 }
 
 impl From<TrailV4> for Trail {
-    /// Format 4 kept no fold: the exact arguments stand in for it (a re-quoted call then
-    /// counts as another call until the entries age out), and no call is remembered as blocked.
+    /// Format 4 kept no fold: a stand-in made from the exact arguments takes its place, so a
+    /// converted entry is never the same call as a new one (the detectors start over on the
+    /// calls made after the swap while the old entries age out), and no call is remembered as
+    /// blocked.
     fn from(t: TrailV4) -> Self {
         let fold = |e: &EntryV4| u64::from_le_bytes(e.args[..8].try_into().unwrap_or_default());
         let entries = t
             .entries
             .iter()
-            .map(|e| Entry { tool: e.tool, args: e.args, fold: fold(e), sketch: e.sketch, out: e.out, exact: e.exact })
+            .map(|e| Entry { tool: e.tool, args: e.args, fold: fold(e), sketch: e.sketch, out: e.out })
             .collect();
         Trail { entries, run: t.run, last_arg: t.last_arg, growth: t.growth, ..Trail::default() }
     }
@@ -192,7 +194,7 @@ impl From<TrailV4> for Trail {
 #[cfg(test)]
 pub(crate) fn entry(tool: u8, args: u8, out: Out) -> Entry {
     let sketch = Sketch::test_aim(args);
-    Entry { tool: tool as u64, args: [args; 16], fold: args as u64, sketch, out, exact: 0 }
+    Entry { tool: tool as u64, args: [args; 16], fold: args as u64, sketch, out }
 }
 
 /// A result class from a small number.
@@ -218,10 +220,12 @@ mod tests {
             t.push(entry(1, i % 2, Out::Pending), 4);
         }
         assert_eq!(t.entries().len(), 4);
-        assert!(t.attach(&[1; 16], res(7), 0));
+        assert!(t.attach(&[1; 16], res(7)));
         assert_eq!(t.entries()[3].out, res(7));
         assert_eq!(t.entries()[1].out, Out::Pending, "only the newest");
-        assert!(!t.attach(&[9; 16], res(7), 0));
+        assert!(!t.attach(&[9; 16], res(7)));
+        t.push(entry(1, 5, Out::Blocked), 4);
+        assert!(!t.attach(&[5; 16], res(7)), "a blocked call gets no outcome");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! | event | policy call | reply |
 //! |---|---|---|
 //! | check, the session already stopped | none | stop, with the text that stopped it |
-//! | check | `check-tool-call` | allow: nothing; warn with `notify`: nothing now, the warning text is queued for this call's outcome; block: deny with the policy's message, and from the session's second block on, stop (the CLI's "critical twice in a run") |
-//! | outcome | `record-tool-outcome` | the queued warning as context; `abort` (post-compaction): stop with its message, and every later check stops too |
+//! | check | `check-tool-call` | allow: nothing; warn with `notify`: nothing now, the warning text is queued for this call's outcome; block: deny with the policy's message; a block that ends the run ([`ToolVerdict::ends_run`]: the policy's ladder, the agent sent a blocked call again and again): stop, and every later check stops too |
+//! | outcome | `record-tool-outcome` | the queued warning as context; `abort` (post-compaction, ladder): stop with its message, and every later check stops too |
 //! | compaction | `compaction-retried` | nothing |
 //! | forget | `end-session` | nothing (the caller deletes the file) |
 
@@ -14,9 +14,6 @@ use loopguard_host::{Gateway, OutcomeVerdict, Policy, ToolAction, ToolCall, Tool
 
 use super::event::{Call, Event, Hook, Outcome, Reply};
 use super::state::Session;
-
-/// Blocks in one session from which a block also ends the session.
-const STOP_AT_BLOCK: u32 = 2;
 
 /// What the guard needs to build the session's gateway.
 pub struct Policies<'a> {
@@ -52,6 +49,7 @@ pub fn apply(hook: &Hook, state: &mut Session, policies: &Policies<'_>) -> Resul
         Event::Check(call) => {
             let mut gateway = policies.gateway(state)?;
             let verdict = gateway.check_tool_call(&tool_call(session, call)).map_err(failed)?;
+            let ends_run = verdict.ends_run();
             let message = verdict.message.unwrap_or_default();
             let reply = match verdict.action {
                 ToolAction::Allow => Reply::Nothing,
@@ -61,15 +59,11 @@ pub fn apply(hook: &Hook, state: &mut Session, policies: &Policies<'_>) -> Resul
                     }
                     Reply::Nothing
                 }
-                ToolAction::Block => {
-                    state.blocks = state.blocks.saturating_add(1);
-                    if state.blocks >= STOP_AT_BLOCK {
-                        state.stop = Some(message.clone());
-                        Reply::Stop(message)
-                    } else {
-                        Reply::Deny(message)
-                    }
+                ToolAction::Block if ends_run => {
+                    state.stop = Some(message.clone());
+                    Reply::Stop(message)
                 }
+                ToolAction::Block => Reply::Deny(message),
             };
             state.snapshot = gateway.export_state().map_err(failed)?;
             reply

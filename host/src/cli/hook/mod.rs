@@ -242,8 +242,8 @@ fn log_failure(dir: &Option<PathBuf>, line: &str) {
     }
 }
 
-/// The config document (its name for messages, its text), with [`defaults`] filled in where the
-/// document says nothing.
+/// The config document (its name for messages, its text), with the agent-facing hosts' defaults
+/// ([`loopguard_host::AGENT_DEFAULTS`]) filled in where the document says nothing.
 fn config(args: &HookArgs, dir: &Path) -> Result<(String, String), String> {
     let env = std::env::var_os("LOOPGUARD_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from);
     let found = args
@@ -259,35 +259,8 @@ fn config(args: &HookArgs, dir: &Path) -> Result<(String, String), String> {
         }
         None => ("(built-in default)".to_string(), "{}".to_string()),
     };
-    let json = loopguard_transcripts::apply_overrides(&text, &[] as &[&str])
-        .map_err(|e| format!("invalid config {name}: {e}"))?;
-    let mut doc: Value = serde_json::from_str(&json).map_err(|e| format!("invalid config {name}: {e}"))?;
-    fill(&mut doc, &defaults());
-    Ok((name, doc.to_string()))
-}
-
-/// What the hook assumes where the user's document is silent: tool-loop detection on and the
-/// `recommended` preset (issue 50). A user who installs the guard in a coding CLI wants it to
-/// guard, and OpenClaw's thresholds alone (a block at the 21st identical call) sit above the
-/// loops real agents make. Any value the document gives wins, so `enabled: false` and
-/// `loopguard.preset: "off"` (a value the config already accepts) opt out; the policy decides
-/// on the filled-in document exactly as on one written out by hand.
-fn defaults() -> Value {
-    serde_json::json!({"tools": {"loopDetection": {"enabled": true}}, "loopguard": {"preset": "recommended"}})
-}
-
-/// Adds every key of `defaults` that `doc` lacks, object by object. A key the document gives
-/// with a value of another type is left as it is, for the policy to report by its path.
-fn fill(doc: &mut Value, defaults: &Value) {
-    let (Some(doc), Some(defaults)) = (doc.as_object_mut(), defaults.as_object()) else { return };
-    for (key, default) in defaults {
-        match doc.get_mut(key) {
-            Some(given) => fill(given, default),
-            None => {
-                doc.insert(key.clone(), default.clone());
-            }
-        }
-    }
+    let json = loopguard_host::agent_config(&text).map_err(|e| format!("invalid config {name}: {e}"))?;
+    Ok((name, json))
 }
 
 fn load_policy(args: &HookArgs) -> Result<Policy, String> {

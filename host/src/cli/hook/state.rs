@@ -47,8 +47,6 @@ impl Default for Bounds {
 pub struct Session {
     /// The policy's `export-state` snapshot (empty: a new session).
     pub snapshot: Vec<u8>,
-    /// Tool calls the policy blocked in this session.
-    pub blocks: u32,
     /// Set once the session must end: every later call gets this text.
     pub stop: Option<String>,
     /// Warnings to hand to the model with the outcome of their call: (call key, text).
@@ -73,7 +71,7 @@ impl Session {
 
     fn encode(&self, session: &str) -> Vec<u8> {
         let notes: Vec<Value> = self.notes.iter().map(|(k, t)| json!([k, t])).collect();
-        let meta = json!({"session": session, "blocks": self.blocks, "stop": self.stop, "notes": notes});
+        let meta = json!({"session": session, "stop": self.stop, "notes": notes});
         let mut out = format!("{MAGIC}\n{meta}\n").into_bytes();
         out.extend_from_slice(&self.snapshot);
         out
@@ -85,7 +83,8 @@ impl Session {
             return Err("not a loopguard hook state file".into());
         }
         let meta: Value = serde_json::from_slice(parts.next().unwrap_or_default()).map_err(|e| e.to_string())?;
-        let blocks = meta.get("blocks").and_then(Value::as_u64).ok_or("no `blocks` count")?;
+        // `blocks` (a count older hooks kept, when the hook itself ended a session at its second
+        // block) is read past: the policy's ladder decides that now.
         let notes = meta.get("notes").and_then(Value::as_array).ok_or("no `notes` list")?;
         let notes = notes
             .iter()
@@ -93,7 +92,6 @@ impl Session {
             .collect();
         Ok(Session {
             snapshot: parts.next().unwrap_or_default().to_vec(),
-            blocks: u32::try_from(blocks).unwrap_or(u32::MAX),
             stop: meta.get("stop").and_then(Value::as_str).map(str::to_string),
             notes,
         })
@@ -199,8 +197,7 @@ mod tests {
 
     #[test]
     fn a_session_reads_back_as_written() {
-        let mut s =
-            Session { snapshot: vec![0, 10, 255, b'\n', 7], blocks: 2, stop: Some("end".into()), notes: vec![] };
+        let mut s = Session { snapshot: vec![0, 10, 255, b'\n', 7], stop: Some("end".into()), notes: vec![] };
         s.push_note("id:a".into(), "warn\nline".into());
         assert_eq!(Session::decode(&s.encode("sess")), Ok(s));
     }

@@ -118,7 +118,12 @@ mod tests {
     fn guard() -> Guard {
         let policy = Policy::embedded().expect("the embedded policy");
         Guard::new(
-            SwappableGateway::new(policy, super::super::DEFAULT_CONFIG, Supervision::default()).expect("gateway"),
+            SwappableGateway::new(
+                policy,
+                &loopguard_host::agent_config("{}").expect("the defaults"),
+                Supervision::default(),
+            )
+            .expect("gateway"),
         )
     }
 

@@ -30,15 +30,11 @@ use anyhow::{bail, Context};
 use clap::Args;
 use loopguard_host::{FailureMode, Policy, Supervision, SwappableGateway};
 
-/// The config without `--config`: OpenClaw's tool-loop detectors on with their defaults (a
-/// proxy whose only job is the loop guard would otherwise guard nothing; `{}` keeps them off).
-pub const DEFAULT_CONFIG: &str = r#"{"tools":{"loopDetection":{"enabled":true}}}"#;
-
 /// `loopguard mcp`.
 #[derive(Debug, Args)]
 pub struct Mcp {
-    /// OpenClaw-style config document (JSON or JSON5; default: loop detection on with its
-    /// default thresholds).
+    /// OpenClaw-style config document (JSON or JSON5); where it is silent, detection is on with
+    /// the `recommended` preset (the agent-facing hosts' one default, `loopguard_host::AGENT_DEFAULTS`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Policy component to use instead of the embedded one.
@@ -72,12 +68,14 @@ pub fn run(args: Mcp) -> anyhow::Result<i32> {
             bail!("mcp needs a server command after `--` (stdio) or --listen ADDR --upstream URL (HTTP)")
         }
     };
-    let config = match &args.config {
+    let text = match &args.config {
         Some(path) => {
             std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?
         }
-        None => DEFAULT_CONFIG.to_string(),
+        None => "{}".to_string(),
     };
+    let name = args.config.as_ref().map_or("(built-in default)".to_string(), |p| p.display().to_string());
+    let config = loopguard_host::agent_config(&text).map_err(|e| anyhow::anyhow!("invalid config {name}: {e}"))?;
     // A cache that cannot be used only costs start-up time.
     let _ = loopguard_host::use_default_compile_cache();
     let policy = match &args.policy {

@@ -2,8 +2,8 @@
 goes through LiteLLM, whatever runtime drives it.
 
 Register it in LiteLLM's ``config.yaml`` (the ``loopguard`` package installed in LiteLLM's
-environment; ``LOOPGUARD_CONFIG`` may name an OpenClaw-style config file, default: loop
-detection on with OpenClaw's thresholds)::
+environment; ``LOOPGUARD_CONFIG`` may name an OpenClaw-style config file; where it is silent,
+detection is on with the ``cautious`` preset, the one default of every agent-facing host)::
 
     guardrails:
       - guardrail_name: loopguard
@@ -34,20 +34,20 @@ from typing import Any, AsyncGenerator, Optional
 from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, StreamingChoices
 
-from . import _history
+from . import _history, _native
 from ._guard import LoopGuard
 from ._replay import HistoryReplay
 
-#: The config without ``LOOPGUARD_CONFIG``: the tool-loop detectors on, OpenClaw's defaults.
-DEFAULT_CONFIG = '{"tools":{"loopDetection":{"enabled":true}}}'
-
-
 def _load_config() -> str:
+    """``LOOPGUARD_CONFIG``'s document (``{}`` without one) with the agent-facing hosts' one
+    default filled in where it is silent: detection on, the ``cautious`` preset
+    (``loopguard._native.AGENT_DEFAULTS``, the same as ``loopguard hook`` and ``loopguard mcp``)."""
     path = os.environ.get("LOOPGUARD_CONFIG")
-    if not path:
-        return DEFAULT_CONFIG
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    text = "{}"
+    if path:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    return _native.agent_config(text)
 
 
 class LoopGuardrail(CustomGuardrail):
