@@ -104,7 +104,7 @@ fn the_report_names_the_first_warning_and_block_of_each_session() {
     );
     assert_eq!(lines[1], "main   agent:main:long   26     #11 generic_repeat exec  #21 generic_repeat exec  0       #26 generic_repeat exec");
     assert_eq!(lines[2], "main   agent:main:short  5      -                        -                        0       -");
-    assert!(table.contains("2 sessions, 31 tool calls: 1 with warnings, 1 with blocks, 0 with aborts (1 blocked by the gateway itself)"), "{table}");
+    assert!(table.contains("2 sessions, 31 tool calls: 1 with warnings, 1 with blocks, 0 ended by an abort (1 blocked by the gateway itself)"), "{table}");
 
     let jsonl = report.to_jsonl();
     let rows: Vec<serde_json::Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -104,13 +104,13 @@ pub const RECOMMENDED: Detection = Detection {
     history_size: DEFAULT_HISTORY,
     same_error: Some(StreakSettings {
         same: Levels { warn_at: 3, block_at: 4 },
-        rerun: Levels { warn_at: 4, block_at: 8 },
-        varied: Levels { warn_at: 4, block_at: 8 },
+        rerun: Levels { warn_at: 4, block_at: 6 },
+        varied: Levels { warn_at: 3, block_at: 8 },
         aim_overlap: 10,
     }),
     same_result: Some(StreakSettings {
         same: Levels { warn_at: 3, block_at: 4 },
-        rerun: Levels { warn_at: 4, block_at: 8 },
+        rerun: Levels { warn_at: 4, block_at: 6 },
         varied: Levels { warn_at: 4, block_at: 10 },
         aim_overlap: 10,
     }),
@@ -128,8 +128,8 @@ pub const RECOMMENDED: Detection = Detection {
 /// that ends one healthy session is uninstalled.
 pub const CAUTIOUS: Detection = Detection {
     preset: Some("cautious"),
-    same_error: Some(StreakSettings { varied: WARN_ONLY_FROM_4, ..BASE_STREAK_ERRORS }),
-    same_result: Some(StreakSettings { varied: WARN_ONLY_FROM_4, ..BASE_STREAK }),
+    same_error: Some(StreakSettings { varied: warn_only(BASE_STREAK_ERRORS.varied), ..BASE_STREAK_ERRORS }),
+    same_result: Some(StreakSettings { varied: warn_only(BASE_STREAK.varied), ..BASE_STREAK }),
     growing_args: Some(Levels { warn_at: 3, block_at: NEVER }),
     ladder: None,
     ..RECOMMENDED
@@ -137,7 +137,11 @@ pub const CAUTIOUS: Detection = Detection {
 
 /// A level no count reaches.
 const NEVER: u32 = u32::MAX;
-const WARN_ONLY_FROM_4: Levels = Levels { warn_at: 4, block_at: NEVER };
+
+/// `levels` with the block taken away.
+const fn warn_only(levels: Levels) -> Levels {
+    Levels { warn_at: levels.warn_at, block_at: NEVER }
+}
 const BASE_STREAK_ERRORS: StreakSettings = match RECOMMENDED.same_error {
     Some(s) => s,
     None => unreachable!(),

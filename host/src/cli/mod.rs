@@ -32,7 +32,7 @@ written but some input could not be read (one `loopguard:` line per error on std
     name = "loopguard",
     about = ABOUT,
     override_usage = "\n  loopguard replay --config FILE [--policy FILE.wasm] [OPTIONS] TRACE|-\n  \
-                      loopguard transcripts [--config FILE] [--policy FILE.wasm] [OPTIONS] PATH...\n  \
+                      loopguard transcripts [--config FILE | --agent-default] [--policy FILE.wasm] [OPTIONS] PATH...\n  \
                       loopguard inspect FILE.wasm\n  loopguard version\n  loopguard --help",
     after_help = AFTER,
     disable_version_flag = true,
@@ -61,7 +61,7 @@ pub enum Command {
     /// directory of them, a trajectory export), replay them, and report per session where the
     /// guard warns, blocks and aborts; with --set/--compare, what changes under another config.
     #[command(
-        override_usage = "loopguard transcripts [--config FILE] [--policy FILE.wasm] [--json | --trace] \
+        override_usage = "loopguard transcripts [--config FILE] [--agent-default] [--policy FILE.wasm] [--json | --trace] \
                           [--set KEY=VALUE]... [--compare FILE] [OPTIONS] PATH...",
         after_help = AFTER
     )]
@@ -162,6 +162,10 @@ pub struct Transcripts {
     /// What-if: replay again under this config (--set applies on top of it).
     #[arg(long, value_name = "FILE")]
     pub compare: Option<PathBuf>,
+    /// Decide as the agent-facing hosts do (`loopguard hook`, `loopguard mcp`, the LiteLLM
+    /// guardrail): their default document filled in wherever the configs are silent.
+    #[arg(long)]
+    pub agent_default: bool,
     /// Write the report (and the what-if changes) as JSON Lines.
     #[arg(long, conflicts_with = "trace")]
     pub json: bool,

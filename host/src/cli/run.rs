@@ -199,6 +199,11 @@ fn transcripts_command(t: super::Transcripts) -> anyhow::Result<Exit> {
         Some(base) if !t.set.is_empty() => Some(loopguard_transcripts::apply_overrides(&base, &t.set)?),
         other => other,
     };
+    let agent = |text: String| loopguard_host::agent_config(&text).map_err(|e| anyhow::anyhow!("invalid config: {e}"));
+    let (config, other) = match t.agent_default {
+        true => (agent(config)?, other.map(agent).transpose()?),
+        false => (config, other),
+    };
     // `--trace` replays nothing: no policy to load.
     let policy = if t.trace { None } else { Some(load(t.policy.policy.clone(), &options)?) };
     // Refused configs are named by their file, as `replay` names them.

@@ -36,7 +36,7 @@ impl Report {
         let mut out = crate::table::render(&header, &rows);
         let s = &self.summary;
         out.push_str(&format!(
-            "\n{}, {}: {} with warnings, {} with blocks, {} with aborts ({} blocked by the gateway itself)",
+            "\n{}, {}: {} with warnings, {} with blocks, {} ended by an abort ({} blocked by the gateway itself)",
             count(s.sessions, "session"),
             count(s.tool_calls, "tool call"),
             s.sessions_with_warnings,
