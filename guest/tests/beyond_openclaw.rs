@@ -116,6 +116,18 @@ fn an_edit_then_the_same_failing_test_is_warned_at_the_fourth_re_run_and_denied_
 }
 
 #[test]
+fn paging_through_a_file_is_progress_the_same_page_again_is_not() {
+    let pages: String = (0..12)
+        .map(|i| exec("s", "scroll_down", &format!("[File: a.py] lines {i}01-{i}99: page {i} of the module")))
+        .collect();
+    assert!(actions(CAUTIOUS, &pages).iter().all(|x| x == "allow"), "a new page each time");
+    assert_eq!(actions(OFF, &pages)[10], "warn:generic_repeat", "OpenClaw warns on the arguments alone");
+    let same: String = exec("s", "scroll_down", "[File: a.py] (end of file)").repeat(12);
+    let a = actions(CAUTIOUS, &same);
+    assert_eq!(a[2..4], ["warn:same_result", "block:same_result"]);
+}
+
+#[test]
 fn healthy_exploration_passes() {
     let trace: String =
         (0..8).map(|i| search("s", &format!("page {i}"), &format!("Page {i} is about topic {i}."))).collect();

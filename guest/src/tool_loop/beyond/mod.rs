@@ -42,7 +42,7 @@ use crate::config::volatile::reads_as_error;
 use crate::digest::{key_digest, tag};
 use crate::input::json_value_with;
 use crate::json::{Json, LoneKeys};
-use crate::tool_loop::decision::{Finding, OutcomeVerdict, ToolAction, ToolVerdict};
+use crate::tool_loop::decision::{Detector, Finding, OutcomeVerdict, ToolAction, ToolVerdict};
 use crate::tool_loop::facts::{Args, CallFacts, ToolCall};
 use crate::tool_loop::outcome::Outcome;
 
@@ -89,6 +89,7 @@ pub fn check(
         d.cycle.and_then(|s| lap_cycle::check(&look, &s)),
         d.growing_args.and_then(|s| growing_args::check(&look, &s)),
     ];
+    let base = weigh(base, &look);
     let mut verdict = join(base, found.into_iter().flatten().collect());
     if let Some(n) = d.ladder {
         if let Some(end) = ladder::after_call(trail, fold, call.tool, &verdict, n) {
@@ -131,6 +132,24 @@ pub fn outcome(
         return base;
     }
     ladder::on_outcome(trail).unwrap_or(base)
+}
+
+/// OpenClaw's warning on identical arguments alone (`generic_repeat`, before its block, which
+/// needs identical outcomes) stands only with evidence that nothing changes: this call's two
+/// newest outcomes are the same. Scrolling a file page by page (`scroll_down` ten times, a new
+/// page each time) is progress, and under a preset it is not warned. OpenClaw's blocks, and its
+/// warnings with no preset, are never touched.
+fn weigh(base: ToolVerdict, look: &Look<'_>) -> ToolVerdict {
+    if base.action != ToolAction::Warn || base.detector != Some(Detector::GenericRepeat) {
+        return base;
+    }
+    let mut outs = look.entries.iter().rev().filter(|e| look.call.same_as(e) && !e.out.is_unknown()).map(|e| e.out);
+    match (outs.next(), outs.next()) {
+        (Some(a), Some(b)) if a != b => {
+            ToolVerdict { action: ToolAction::Allow, detector: None, count: 0, message: None, notify: false }
+        }
+        _ => base,
+    }
 }
 
 /// OpenClaw's block stands; then the first block found; then OpenClaw's warning; then the first
