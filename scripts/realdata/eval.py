@@ -14,8 +14,8 @@ the split, overall and per framework:
 - healthy warned / blocked: trajectories labelled healthy with any warning (or block) / block;
 - F1: "this trajectory loops" = any warning or block.
 
-`--tune` prints the threshold grid on the tune split (how `recommended` was chosen); figures are
-reported on the report split. Python 3.11 standard library only.
+`--tune` prints the level grid on the tune split (how the presets' levels were chosen); figures
+are reported on the report split. Python 3.11 standard library only.
 
 Usage:
   python3 scripts/realdata/eval.py [--data DIR] [--extra DIR] [--cli PATH | --replayer 'CMD {config} {trace}']
@@ -158,19 +158,20 @@ def table(rows: list[tuple[str, dict]]) -> str:
 
 
 def grid(cli, files, policy, labels, ncalls) -> None:
-    """The thresholds tried on the tune split: warnAt/blockAt for every detector, and how much
-    two calls' texts must overlap to aim at the same thing (sameError, sameResult)."""
+    """The levels tried on the tune split for `cautious` (how its levels were chosen): when the
+    same call back to back blocks, when a re-run after changes blocks, when other arguments with
+    the same answer warn."""
     rows = []
-    for w, b in ((2, 4), (3, 4), (3, 5), (4, 5)):
-        for overlap in (0, 10, 20, 30):
-            t = {"warnAt": w, "blockAt": b}
-            o = t | {"aimOverlap": overlap}
-            dets = {"sameError": o, "sameResult": o, "growingArgs": t, "cycle": t}
-            progress(f"grid warnAt={w} blockAt={b} aimOverlap={overlap}")
-            acts = replay(cli, lg({"preset": "recommended", "detectors": dets}), files, policy)
-            rows.append((f"warnAt {w}, blockAt {b}, aimOverlap {overlap}", score(labels, acts, ncalls)))
+    for same in (4, 5):
+        for rerun in (5, 6, 8):
+            for varied in (3, 4):
+                levels = {"blockAt": same, "rerunBlockAt": rerun, "variedWarnAt": varied}
+                dets = {"sameError": levels, "sameResult": levels}
+                progress(f"grid blockAt={same} rerunBlockAt={rerun} variedWarnAt={varied}")
+                acts = replay(cli, lg({"preset": "cautious", "detectors": dets}), files, policy)
+                rows.append((f"blockAt {same}, rerunBlockAt {rerun}, variedWarnAt {varied}", score(labels, acts, ncalls)))
     progress("")
-    print("### Threshold grid (tune split)\n")
+    print("### Level grid (tune split, preset cautious)\n")
     print(table(rows) + "\n")
 
 
@@ -198,7 +199,7 @@ def main() -> None:
     ap.add_argument("--replayer", help="a replay command template instead: 'CMD {config} {trace}'")
     ap.add_argument("--policy", help="a policy component to use instead of the binary's embedded one")
     ap.add_argument("--split", default="report", choices=("report", "tune", "all"))
-    ap.add_argument("--tune", action="store_true", help="print the threshold grid on the tune split")
+    ap.add_argument("--tune", action="store_true", help="print the level grid on the tune split")
     ap.add_argument("--set", help="one more config: JSON merged into `recommended`'s loopguard block")
     ap.add_argument("--only", help="only these configs (comma-separated names), peers included")
     a = ap.parse_args()
