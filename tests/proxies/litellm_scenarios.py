@@ -2,12 +2,18 @@
 """The LiteLLM guardrail (`loopguard.litellm.LoopGuardrail`) in the real LiteLLM proxy 1.108.7 with
 two workers, in front of the scripted model (fake_model.py), driven by agent.py.
 
-    litellm_scenarios.py WORKDIR      (run with LiteLLM's venv, loopguard installed in it)
+    litellm_scenarios.py WORKDIR LOOPGUARD      (run with LiteLLM's venv, loopguard installed in it)
 
-With the default config (OpenClaw's thresholds 10/20): the polling agent's 11th identical call
-brings the policy's warning to the model as a note on the next request, and its 21st call is
+Without LOOPGUARD_CONFIG, the agent-facing hosts' one default (host/src/agent.rs `AGENT_DEFAULTS`:
+detection on, the `cautious` preset): the polling agent's 3rd identical call (the same result each
+time) brings the policy's warning to the model as a note on the next request, and its 4th call is
 replaced by the policy's text (finish_reason stop), streaming and non-streaming, with and without
-a session id; a healthy agent is untouched. Each request uses a fresh connection, so the turns of
+a session id; a healthy agent is untouched. Then a second proxy with LOOPGUARD_CONFIG naming
+`{"loopguard":{"preset":"off"}}`: OpenClaw's rules alone (the 11th call warned, the 21st replaced),
+`enabled` filled in from the default, over a conversation long enough to cross the workers many
+times. What each call must get comes from the policy (policy.py: the spec's levels pinned,
+`loopguard replay` of the same calls under the same document written out by hand, `loopguard hook`
+without a config), never from the guardrail. Each request uses a fresh connection, so the turns of
 one conversation are spread over both workers (each replays what it did not see), except in the
 one-connection runs, where one worker serves every turn (and feeds only what is new). Exit 0 = all held."""
 import json
@@ -18,13 +24,15 @@ import sys
 import time
 import urllib.request
 
-WORK = sys.argv[1]
+import policy
+
+WORK, LOOPGUARD = sys.argv[1:3]
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
-WARNING = ("WARNING: You have called exec 10 times with identical arguments. If this is not making "
-           "progress, stop retrying and report the task as failed.")
-BLOCK = ("CRITICAL: Called exec with identical arguments and identical outcomes 20 times. Session "
-         "execution blocked to prevent runaway loops.")
+# agent.py's `exec` (the command it runs and what it returns) and fake_model.py's scripts.
+POLL = {"command": "gh run view 42"}
+POLL_RESULT = "run 42: status=in_progress, jobs: build (queued)"
+MAX_TURNS = 30  # agent.py's turns at most
 failures = []
 
 
@@ -72,12 +80,77 @@ def notes(log, marker):
     return seen
 
 
+def start_litellm(config, label):
+    """LiteLLM with 2 workers and the guardrail; LOOPGUARD_CONFIG names `config` (None: unset)."""
+    port = free_port()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.pop("LOOPGUARD_CONFIG", None)
+    if config is not None:
+        path = os.path.join(WORK, f"loopguard-{label}.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        env["LOOPGUARD_CONFIG"] = path
+    logs = open(os.path.join(WORK, f"litellm-{label}.log"), "w")
+    proxy = subprocess.Popen([os.path.join(os.path.dirname(PY), "litellm"), "--config", os.path.join(WORK, "litellm.yaml"),
+                              "--host", "127.0.0.1", "--port", str(port), "--num_workers", "2",
+                              # uvicorn kills a worker that does not answer its health check within
+                              # 5 s (its default), which LiteLLM's import misses on a loaded machine.
+                              "--timeout_worker_healthcheck", "60"], env=env, stdout=logs, stderr=logs)
+    return proxy, port
+
+
+def stop(*procs):
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def expected(config, calls, pinned):
+    """The policy's decisions for `calls` ((args, result) of `exec`, one after the other) under
+    `config`, from the replay, checked against the levels and texts pinned from the spec."""
+    want = policy.replay(LOOPGUARD, config, [("exec", args, result) for args, result in calls])
+    check(want == pinned, f"the replay under {json.dumps(config)} agrees with the spec's levels and texts: "
+          f"{policy.summary(want)} (pinned: {policy.summary(pinned)})")
+    return want
+
+
+def polls(url, model_log, tag, want):
+    """The polling agent, plain and streaming, with a session id, without, and on one connection:
+    every turn as the policy decided the same calls (`want`, one per call)."""
+    actions = [a for a, _ in want]
+    first_block = actions.index("block") + 1
+    block_text = want[first_block - 1][1]
+    # Request r carries the warning the policy said to tell about call r-1 (the last turn's call).
+    notes_want = [[]] + [[m] if a == "warn" else [] for a, m in want[:first_block - 1]]
+    stopped = []
+    for mode in ("plain", "stream"):
+        for session, keepalive in ((f"poll-{tag}-{mode}-session", False), ("-", False), (f"poll-{tag}-{mode}-kept", True)):
+            marker = f"poll-{tag}-{mode}-{session}"
+            turns = agent(url, f"poll {marker}", mode, session, keepalive)
+            stopped.append(len(turns))
+            label = f"{tag}, {mode}, session {'header' if session != '-' else 'none'}{', one connection' if keepalive else ''}"
+            check(len(turns) == first_block, f"{label}: the polling agent stopped at turn {len(turns)} ({first_block} expected)")
+            check(all(t["tool_calls"] == [json.dumps(POLL)] for t in turns[:first_block - 1]),
+                  f"{label}: turns 1-{first_block - 1} carry the model's tool call untouched")
+            last = turns[-1] if turns else {}
+            check(last.get("tool_calls") == [] and last.get("content") == block_text and last.get("finish") == "stop",
+                  f"{label}: the identical call #{first_block} is replaced by the policy's text: {last}")
+            got = notes(model_log, marker)
+            warned = [r for r, n in enumerate(notes_want, 1) if n]
+            check(got == notes_want, f"{label}: the model got the policy's warning as a note once, on request(s) {warned} "
+                  f"(notes per request: {[len(n) for n in got]})")
+    return stopped
+
+
 def main():
-    model_port, proxy_port = free_port(), free_port()
+    model_port = free_port()
     model_log = os.path.join(WORK, "model.jsonl")
     open(model_log, "w").close()
-    config = os.path.join(WORK, "litellm.yaml")
-    with open(config, "w") as f:
+    with open(os.path.join(WORK, "litellm.yaml"), "w") as f:
         f.write(f"""model_list:
   - model_name: fake-agent
     litellm_params: {{model: openai/fake-agent, api_base: "http://127.0.0.1:{model_port}/v1", api_key: fake-key}}
@@ -89,45 +162,55 @@ guardrails:
       default_on: true
 general_settings: {{master_key: sk-loopguard-test}}
 """)
-    logs = open(os.path.join(WORK, "litellm.log"), "w")
-    model = subprocess.Popen([PY, os.path.join(HERE, "fake_model.py"), str(model_port), model_log], stderr=logs)
-    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-    proxy = subprocess.Popen([os.path.join(os.path.dirname(PY), "litellm"), "--config", config, "--host", "127.0.0.1",
-                              "--port", str(proxy_port), "--num_workers", "2"], env=env, stdout=logs, stderr=logs)
+    model = subprocess.Popen([PY, os.path.join(HERE, "fake_model.py"), str(model_port), model_log],
+                             stderr=open(os.path.join(WORK, "model.log"), "w"))
     try:
-        wait_http(f"http://127.0.0.1:{proxy_port}/health/liveliness", proxy, "litellm")
-        url = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
-        for mode in ("plain", "stream"):
-            for session, keepalive in ((f"poll-{mode}-session", False), ("-", False), (f"poll-{mode}-kept", True)):
-                marker = f"poll-{mode}-{session}"
-                turns = agent(url, f"poll {marker}", mode, session, keepalive)
-                label = f"{mode}, session {'header' if session != '-' else 'none'}{', one connection' if keepalive else ''}"
-                check(len(turns) == 21, f"{label}: the polling agent stopped at turn {len(turns)} (21 expected)")
-                check(all(t["tool_calls"] == ['{"command": "gh run view 42"}'] for t in turns[:20]),
-                      f"{label}: turns 1-20 carry the model's tool call untouched")
-                last = turns[-1] if turns else {}
-                check(last.get("tool_calls") == [] and last.get("content") == BLOCK and last.get("finish") == "stop",
-                      f"{label}: the 21st identical call is replaced by the policy's text: {last}")
-                got = notes(model_log, marker)
-                expected = [[] for _ in range(11)] + [[WARNING]] + [[] for _ in range(9)]
-                check(got == expected, f"{label}: the model got the warning as a note once, on request 12 "
-                      f"(notes per request: {[len(n) for n in got]})")
-            turns = agent(url, f"build healthy-{mode}", mode, f"healthy-{mode}")
-            check([t["tool_calls"] for t in turns] == [[json.dumps({"command": f"step {i}"})] for i in range(5)] + [[]]
-                  and turns[-1]["content"] == "done", f"{mode}: a healthy session is untouched ({len(turns)} turns)")
-            check(notes(model_log, f"healthy-{mode}") == [[]] * 6, f"{mode}: the healthy session got no note")
+        run(model_log)
+    except SystemExit as e:  # a proxy that did not start: report it with its log below
+        check(False, str(e))
     finally:
-        for p in (proxy, model):
-            p.terminate()
-        for p in (proxy, model):
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(model)
     print(f"litellm: {'FAILED ' + str(len(failures)) if failures else 'all passed'}")
     if failures:
-        print(open(os.path.join(WORK, "litellm.log")).read()[-4000:], file=sys.stderr)
+        for label in ("default", "preset-off"):
+            log = os.path.join(WORK, f"litellm-{label}.log")
+            if os.path.exists(log):
+                print(f"--- {log}\n" + open(log).read()[-4000:], file=sys.stderr)
     sys.exit(1 if failures else 0)
+
+
+def run(model_log):
+    poll_calls = [(POLL, POLL_RESULT)] * MAX_TURNS
+    default_want = expected(policy.DEFAULT, poll_calls, policy.pinned_cautious("exec", MAX_TURNS))
+    # The one default of the agent-facing hosts: `loopguard hook` without a config decides the same.
+    hooked = policy.hook(LOOPGUARD, [("exec", args, result) for args, result in poll_calls[:6]])
+    check(hooked == default_want[:6], "`loopguard hook` without a config decides the polls as the replay under "
+          "AGENT_DEFAULTS (the guardrail's default is the hook's)")
+    # The healthy agent: a different command each turn, each with its own result; nothing repeats.
+    healthy_calls = [({"command": f"step {i}"}, f"step {i}: ok") for i in range(5)]
+    expected(policy.DEFAULT, healthy_calls, [policy.PASS] * 5)
+    off_want = expected(policy.PRESET_OFF_FILLED, poll_calls, policy.pinned_openclaw("exec", MAX_TURNS))
+
+    proxy, port = start_litellm(None, "default")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health/liveliness", proxy, "litellm")
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        stopped = polls(url, model_log, "default", default_want)
+        check(stopped == [4] * 6, "without LOOPGUARD_CONFIG the 4th identical call is the first one replaced, as the "
+              f"hook's default does (AGENT_DEFAULTS: the cautious preset): {stopped}")
+        for mode in ("plain", "stream"):
+            turns = agent(url, f"build healthy-{mode}", mode, f"healthy-{mode}")
+            check([t["tool_calls"] for t in turns] == [[json.dumps(args)] for args, _ in healthy_calls] + [[]]
+                  and turns[-1]["content"] == "done", f"default, {mode}: a healthy session is untouched ({len(turns)} turns)")
+            check(notes(model_log, f"healthy-{mode}") == [[]] * 6, f"default, {mode}: the healthy session got no note")
+    finally:
+        stop(proxy)
+    proxy, port = start_litellm(policy.PRESET_OFF, "preset-off")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health/liveliness", proxy, "litellm")
+        polls(f"http://127.0.0.1:{port}/v1/chat/completions", model_log, "preset-off", off_want)
+    finally:
+        stop(proxy)
 
 
 main()

@@ -4,12 +4,18 @@
 
     mcp_scenarios.py stdio|http|modern LOOPGUARD NODE EVERYTHING_INDEX_JS WORKDIR
 
-The proxy runs with its default config (loop detection on, OpenClaw's thresholds 10/20): the 11th
-identical `echo` carries the policy's warning once, the 21st and later are answered by the proxy
-with `isError: true` and the policy's text; everything else (discovery and its -32601 fallback,
-tools/list and its list_changed notifications, progress, cancellation, server-initiated sampling
-and elicitation, ping) works through it. Over stdio, two wire taps (tap.py) around the proxy
-check that every message except the guarded ones crosses it byte for byte. Exit 0 = all held.
+The proxy runs without --config, so with the agent-facing hosts' one default (host/src/agent.rs
+`AGENT_DEFAULTS`: detection on, the `cautious` preset): the same `echo` answered the same way
+back to back carries the policy's warning once at its 3rd call, and its 4th and later calls are
+answered by the proxy with `isError: true` and the policy's text; everything else (discovery and
+its -32601 fallback, tools/list and its list_changed notifications, progress, cancellation,
+server-initiated sampling and elicitation, ping) works through it. What each call must get comes
+from the policy (policy.py: the spec's levels pinned, `loopguard replay` under the default written
+out by hand and, over stdio, `loopguard hook` without a config), never from the proxy. Over stdio,
+two wire taps (tap.py) around the proxy check that every message except the guarded ones crosses
+it byte for byte, ids never renumbered. The 2026-07-28 run also runs the proxy with `--config`
+`{"loopguard":{"preset":"off"}}`: OpenClaw's rules alone (the 11th identical call warned, the 21st
+blocked), `enabled` filled in from the default. Exit 0 = all held.
 """
 import base64
 import json
@@ -23,13 +29,25 @@ import anyio
 import mcp.types as types
 from mcp import Client, StdioServerParameters
 
+import policy
+
 TRANSPORT, LOOPGUARD, NODE, EVERYTHING, WORK = sys.argv[1:6]
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The policy's texts for this tool and these counts (docs/spec/tool-loop.md; literal on purpose).
-WARNING = ("WARNING: You have called echo 10 times with identical arguments. If this is not making "
-           "progress, stop retrying and report the task as failed.")
-BLOCK = ("CRITICAL: Called echo with identical arguments and identical outcomes {n} times. Session "
-         "execution blocked to prevent runaway loops.")
+# The polling loop: the same echo, answered the same way each time (server-everything's echo
+# result, as the proxy records it), then one echo with other arguments.
+POLL, OTHER = {"message": "gh run view 42"}, {"message": "something else"}
+POLLS = 6  # under the default: 2 pass, the 3rd warned, the 4th to 6th blocked (policy.pinned_cautious)
+
+
+def echo_result(args):
+    return {"content": [{"type": "text", "text": f"Echo: {args['message']}"}]}
+
+
+def exec_result(args):
+    """modern_server.py's `exec`."""
+    return {"content": [{"type": "text", "text": f"{args['command']}: status=in_progress"}]}
+
+
 seen = {"sampling": 0, "elicitation": 0, "progress": []}
 failures = []
 
@@ -55,21 +73,52 @@ def texts(result):
     return [c.text for c in result.content if c.type == "text"]
 
 
+def expected(config, tool, result_of, calls, pinned):
+    """What the policy decides for `calls` ((tool, args) one after the other) under `config`:
+    the replay's decisions, checked against the levels and texts pinned from the spec."""
+    want = policy.replay(LOOPGUARD, config, [(tool, args, result_of(args)) for args in calls])
+    check(want == pinned, f"the replay under {json.dumps(config)} agrees with the spec's levels and texts: "
+          f"{policy.summary(want)} (pinned: {policy.summary(pinned)})")
+    return want
+
+
+def check_call(r, want, result_text, what):
+    """One tools/call's result as the client got it, against the policy's decision `want`."""
+    action, message = want
+    if action == "block":
+        check(r.is_error and texts(r) == [message], f"{what} blocked with the policy's text: {texts(r)}")
+    elif action == "warn":
+        check(not r.is_error and texts(r) == [result_text, message], f"{what} carries the policy's warning once: {texts(r)}")
+    else:
+        check(not r.is_error and texts(r) == [result_text], f"{what} passes untouched")
+
+
+# The echo loop under the default (no --config), then one echo with other arguments.
+ECHO_CALLS = [POLL] * POLLS + [OTHER]
+ECHO_WANT = []
+if TRANSPORT != "modern":
+    ECHO_WANT = expected(policy.DEFAULT, "echo", echo_result, ECHO_CALLS, policy.pinned_cautious("echo", POLLS) + [policy.PASS])
+BLOCKS = {m for a, m in ECHO_WANT if a == "block"}
+WARNINGS = {m for a, m in ECHO_WANT if a == "warn"}
+if TRANSPORT == "stdio":
+    # The one default of the agent-facing hosts: `loopguard hook` without a config decides the same.
+    check(policy.hook(LOOPGUARD, [("echo", a, echo_result(a)) for a in ECHO_CALLS]) == ECHO_WANT,
+          "`loopguard hook` without a config decides these calls as the replay under AGENT_DEFAULTS "
+          "(the proxy's default is the hook's)")
+
+
 async def scenario(target):
     async with Client(target, sampling_callback=sampling, elicitation_callback=elicitation) as c:
         names = [t.name for t in (await c.list_tools()).tools]
         check("echo" in names, f"tools/list through the proxy ({len(names)} tools)")
-        for i in range(1, 23):
-            r = await c.call_tool("echo", {"message": "gh run view 42"})
-            if i <= 10 or 12 <= i <= 20:
-                check(not r.is_error and texts(r) == ["Echo: gh run view 42"], f"echo #{i} passes untouched")
-            elif i == 11:
-                check(not r.is_error and texts(r) == ["Echo: gh run view 42", WARNING],
-                      f"echo #11 carries the policy's warning once: {texts(r)}")
-            else:
-                check(r.is_error and texts(r) == [BLOCK.format(n=20)], f"echo #{i} blocked with the policy's text: {texts(r)}")
-        r = await c.call_tool("echo", {"message": "something else"})
-        check(not r.is_error and texts(r) == ["Echo: something else"], "echo with other arguments passes")
+        errors = []
+        for i, (args, want) in enumerate(zip(ECHO_CALLS, ECHO_WANT), 1):
+            r = await c.call_tool("echo", args)
+            check_call(r, want, f"Echo: {args['message']}", f"echo #{i} {json.dumps(args)}")
+            errors.append(r.is_error)
+        first = errors.index(True) + 1 if True in errors else None
+        check(first == 4, "without --config the proxy blocks the 4th identical echo first, as the hook's default "
+              f"does (AGENT_DEFAULTS: the cautious preset): the first blocked was #{first}")
 
         async def on_progress(progress, total, message):
             seen["progress"].append(progress)
@@ -88,20 +137,21 @@ async def scenario(target):
         check(True, "ping")
 
 
-async def modern(target):
+async def modern(target, label, calls, wants):
     """2026-07-28 over stdio: no initialize, no session id; the connection is the session."""
     async with Client(target) as c:
-        check(c.session.protocol_version == "2026-07-28", f"protocol {c.session.protocol_version}")
-        for i in range(1, 23):
-            r = await c.call_tool("exec", {"command": "gh run view 42"})
-            want = ["gh run view 42: status=in_progress"]
-            if i == 11:
-                want = want + [WARNING.replace("echo", "exec")]
-            if i >= 21:
-                check(r.is_error and texts(r) == [BLOCK.replace("echo", "exec").format(n=20)],
-                      f"2026-07-28: exec #{i} blocked with the policy's text (the SDK accepted the result)")
-            else:
-                check(not r.is_error and texts(r) == want, f"2026-07-28: exec #{i} {'warned once' if i == 11 else 'passes'}")
+        check(c.session.protocol_version == "2026-07-28", f"{label}: protocol {c.session.protocol_version}")
+        for i, (args, want) in enumerate(zip(calls, wants), 1):
+            r = await c.call_tool("exec", args)
+            check_call(r, want, exec_result(args)["content"][0]["text"], f"{label}: exec #{i} (the SDK accepted the result)")
+
+
+def blocked_result(msg):
+    """Whether a JSON-RPC message is a tools/call result the proxy made for a blocked call."""
+    result = msg.get("result") if isinstance(msg, dict) else None
+    if not isinstance(result, dict) or not result.get("isError"):
+        return False
+    return [c.get("text") for c in result.get("content", [])] in [[m] for m in BLOCKS]
 
 
 def tapped(log):
@@ -119,15 +169,14 @@ def compare_taps(client_log, server_log):
     s_in = [b for d, b in server if d == "in"]
     c_out = [b for d, b in client if d == "out"]
     s_out = [b for d, b in server if d == "out"]
-    blocked_ids = []
-    for b in c_out:
-        msg = json.loads(b)
-        if msg.get("result", {}).get("isError") and BLOCK.split("{")[0] in json.dumps(msg):
-            blocked_ids.append(msg["id"])
+    blocked_ids = [json.loads(b)["id"] for b in c_out if blocked_result(json.loads(b))]
+    n_blocked = sum(a == "block" for a, _ in ECHO_WANT)
+    calls = {json.loads(b).get("id"): json.loads(b) for b in c_in if json.loads(b).get("method") == "tools/call"}
+    check(len(blocked_ids) == n_blocked == len(set(blocked_ids)) and all(i in calls for i in blocked_ids),
+          f"the proxy answered {n_blocked} calls itself, each with its request's id (ids {blocked_ids})")
     expect_in = [b for b in c_in if json.loads(b).get("id") not in blocked_ids or "method" not in json.loads(b)]
-    check(len(blocked_ids) == 2, f"the proxy answered 2 calls itself (ids {blocked_ids})")
     check(s_in == expect_in, f"client -> server: {len(s_in)} messages byte-identical, only the blocked calls held back")
-    warned = [b for b in c_out if WARNING.encode() in b]
+    warned = [b for b in c_out if any(w.encode() in b for w in WARNINGS)]
     check(len(warned) == 1, "one response carries the warning")
     expect_out = [b for b in c_out if b not in warned and json.loads(b).get("id") not in blocked_ids]
     differ = [b for b in s_out if b not in expect_out]
@@ -150,12 +199,13 @@ def compare_http(client_log, server_log):
         with open(path, encoding="utf-8") as f:
             return [(x["method"], base64.b64decode(x["body"]), base64.b64decode(x["response"])) for x in map(json.loads, f)]
     client, server = load(client_log), load(server_log)
-    blocked = [x for x in client if BLOCK.split("{")[0].encode() in x[2]]
-    check(len(blocked) == 2, f"the proxy answered 2 calls itself over HTTP ({len(client)} exchanges)")
+    n_blocked = sum(a == "block" for a, _ in ECHO_WANT)
+    blocked = [x for x in client if any(m.encode() in x[2] for m in BLOCKS)]
+    check(len(blocked) == n_blocked, f"the proxy answered {n_blocked} calls itself over HTTP ({len(client)} exchanges)")
     rest = [x for x in client if x not in blocked]
     check(Counter((m, b) for m, b, _ in rest) == Counter((m, b) for m, b, _ in server),
           f"client -> server: {len(server)} requests with the same method and body bytes, only the blocked calls held back")
-    warned = [x for x in rest if WARNING.encode() in x[2]]
+    warned = [x for x in rest if any(w.encode() in x[2] for w in WARNINGS)]
     check(len(warned) == 1, "one HTTP response carries the warning")
     differ = Counter(r for _, _, r in server) - Counter(r for _, _, r in rest)
     check(len(differ) == 1 and b"Echo: gh run view 42" in next(iter(differ)),
@@ -197,8 +247,20 @@ def main():
         anyio.run(scenario, target)
         compare_taps(client_log, server_log)
     elif TRANSPORT == "modern":
-        target = StdioServerParameters(command=LOOPGUARD, args=["mcp", "--", sys.executable, os.path.join(HERE, "modern_server.py")])
-        anyio.run(modern, target)
+        server = [sys.executable, os.path.join(HERE, "modern_server.py")]
+        exec_poll = {"command": "gh run view 42"}
+        # The default (no --config), then OpenClaw's rules alone through --config.
+        calls = [exec_poll] * POLLS
+        wants = expected(policy.DEFAULT, "exec", exec_result, calls, policy.pinned_cautious("exec", POLLS))
+        anyio.run(modern, StdioServerParameters(command=LOOPGUARD, args=["mcp", "--", *server]),
+                  "2026-07-28, default", calls, wants)
+        off = os.path.join(WORK, "preset-off.json")
+        with open(off, "w") as f:
+            json.dump(policy.PRESET_OFF, f)
+        calls = [exec_poll] * 22
+        wants = expected(policy.PRESET_OFF_FILLED, "exec", exec_result, calls, policy.pinned_openclaw("exec", 22))
+        anyio.run(modern, StdioServerParameters(command=LOOPGUARD, args=["mcp", "--config", off, "--", *server]),
+                  "2026-07-28, --config preset off", calls, wants)
     else:
         up, mine, tap_up, tap_client = free_port(), free_port(), free_port(), free_port()
         client_log, server_log = os.path.join(WORK, "http-client.jsonl"), os.path.join(WORK, "http-server.jsonl")

@@ -5,7 +5,9 @@
 #      (mcp_scenarios.py);
 #   2. the LiteLLM guardrail (`loopguard.litellm`) in LiteLLM proxy 1.108.7 with 2 workers in
 #      front of a scripted fake model (litellm_scenarios.py, fake_model.py, agent.py).
-# About two minutes; everything listens on 127.0.0.1. Usage: tests/proxies/run.sh [mcp|litellm]
+# Both run with the agent-facing hosts' default and with an explicit config; what each call must
+# get comes from the policy (policy.py: the spec's levels, `loopguard replay`, `loopguard hook`).
+# About two to three minutes; everything listens on 127.0.0.1. Usage: tests/proxies/run.sh [mcp|litellm]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tests/proxies"
@@ -15,9 +17,10 @@ cd "$ROOT"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-proxies.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 what="${1:-all}"
+# The proxy under test (mcp) and the policy's own answers (`replay`, `hook`) for both parts.
+cargo build -q -p loopguard-host --bin loopguard
 
 if [ "$what" = all ] || [ "$what" = mcp ]; then
-    cargo build -q -p loopguard-host --bin loopguard
     EVERYTHING="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     for transport in stdio http modern; do
         echo "proxies: loopguard mcp ($transport) with the MCP SDK and server-everything" >&2
@@ -33,6 +36,6 @@ if [ "$what" = all ] || [ "$what" = litellm ]; then
     [ -n "$wheel" ] || { echo "proxies: no loopguard wheel in dist/ (run scripts/dist.sh)" >&2; exit 1; }
     "$ROOT/.venv/litellm/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
     echo "proxies: the LiteLLM guardrail in LiteLLM proxy 1.108.7 (2 workers) with a scripted model" >&2
-    "$ROOT/.venv/litellm/bin/python" "$HERE/litellm_scenarios.py" "$WORK"
+    "$ROOT/.venv/litellm/bin/python" "$HERE/litellm_scenarios.py" "$WORK" "$ROOT/target/debug/loopguard"
 fi
 echo "proxies: all passed" >&2

@@ -34,7 +34,7 @@ use loopguard_host::{FailureMode, Policy, Supervision, SwappableGateway};
 #[derive(Debug, Args)]
 pub struct Mcp {
     /// OpenClaw-style config document (JSON or JSON5); where it is silent, detection is on with
-    /// the `recommended` preset (the agent-facing hosts' one default, `loopguard_host::AGENT_DEFAULTS`).
+    /// the `cautious` preset (the agent-facing hosts' one default, `loopguard_host::AGENT_DEFAULTS`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Policy component to use instead of the embedded one.
