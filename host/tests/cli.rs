@@ -67,10 +67,34 @@ fn version_prints_three_named_lines() {
 
 #[test]
 fn help_succeeds_and_shows_usage() {
-    loopguard(["--help"], None).success().check(true, "");
     let run = loopguard(["replay", "--help"], None).success();
     let has_usage = run.stdout().contains("loopguard replay --config FILE");
     run.check(has_usage, "usage text");
+}
+
+/// The commands `loopguard --help` lists under "Commands:" (clap's own `help` aside).
+fn listed_commands(help: &str) -> Vec<String> {
+    let list = help.split("Commands:\n").nth(1).unwrap_or("").split("\n\n").next().unwrap_or("");
+    let names = list.lines().filter_map(|l| l.split_whitespace().next());
+    names.filter(|name| *name != "help").map(str::to_string).collect()
+}
+
+/// Issue 63 (5): the usage lines, and the README's CLI block, show every command the CLI has.
+#[test]
+fn the_usage_lines_and_the_readme_show_every_command() {
+    let run = loopguard(["--help"], None).success();
+    let help = run.stdout();
+    let usage = help.split("Commands:").next().unwrap_or("").to_string();
+    let commands = listed_commands(&help);
+    let run = run.check(commands.len() >= 6, "a command list under `Commands:`");
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    let part = readme.split("**CLI and the wasmtime CLI**").nth(1).expect("the README's CLI part");
+    let block = part.split("```").nth(1).expect("its code block");
+    for command in &commands {
+        let line = format!("loopguard {command}");
+        assert!(usage.contains(&line), "`{line}` in the usage lines{}", run.describe());
+        assert!(block.contains(&line), "`{line}` in the README's CLI block:\n{block}");
+    }
 }
 
 /// Asserts the failure contract: exit code 2, exactly one stderr line starting `loopguard: `
@@ -154,6 +178,34 @@ fn invalid_configs_name_the_config_path() {
         let dir = TempDir::new("bad-config");
         fails_with(replay(&dir, config, CALL.as_bytes()), needles);
     }
+}
+
+/// Issue 63 (2): a UTF-8 byte-order mark, which Windows editors and exporters write, is skipped at
+/// the start of a trace (a file or stdin), of a config, and of a hook's event on stdin.
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let bom = |text: &str| format!("\u{FEFF}{text}");
+    let dir = TempDir::new("bom");
+    let trace = format!("{CALL}\n{CALL}\n");
+    let plain = replay(&dir, ON, trace.as_bytes()).success().stdout();
+    let config = dir.write("bom-config.json5", bom(ON));
+    let file = dir.write("bom-trace.jsonl", bom(&trace));
+    for jobs in ["1", "2"] {
+        let args = ["replay".as_ref(), "--jobs".as_ref(), jobs.as_ref(), "--config".as_ref(), config.as_os_str()];
+        let run = loopguard(args.into_iter().chain([file.as_os_str()]), None).success();
+        assert_eq!(run.stdout(), plain, "--jobs {jobs}{}", run.describe());
+        let run = loopguard(args.into_iter().chain(["-".as_ref()]), Some(bom(&trace).as_bytes())).success();
+        assert_eq!(run.stdout(), plain, "stdin, --jobs {jobs}{}", run.describe());
+    }
+    let event =
+        r#"{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/a"}}"#;
+    let state = dir.path().join("hook-state");
+    let args =
+        ["hook".as_ref(), "claude-code".as_ref(), "--fail-closed".as_ref(), "--state-dir".as_ref(), state.as_os_str()];
+    let run = loopguard(args.into_iter().chain(["--config".as_ref(), config.as_os_str()]), Some(bom(event).as_bytes()));
+    let run = run.success();
+    let answered = run.stdout().trim() == "{}" && run.stderr().is_empty();
+    run.check(answered, "the call allowed, no failure");
 }
 
 #[test]

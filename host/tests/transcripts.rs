@@ -225,3 +225,57 @@ fn a_corrupt_row_a_missing_table_and_a_truncated_line_are_named_and_lose_nothing
     all.push(legacy_key);
     damaged(run, &lines, &[file, &format!("line {lines_before}"), "truncated"], &all);
 }
+
+/// The session rows of a `--json` report, without what names the file read (`file`, and the
+/// `session_id` Claude Code's readers take from the file name).
+fn rows_apart_from_the_file(run: &Run) -> Vec<Value> {
+    let out = run.stdout();
+    let rows = out.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok());
+    let mut rows: Vec<Value> = rows.filter(|l| l["type"] == "session").collect();
+    for row in &mut rows {
+        if let Some(row) = row.as_object_mut() {
+            row.remove("file");
+            row.remove("session_id");
+        }
+    }
+    rows
+}
+
+/// Issue 63 (4): a transcript on stdin (`-`), behind a path whose name says nothing (a pipe such
+/// as `<(cat x.jsonl)`'s /dev/fd/63; here /dev/stdin) or in a file named anything is told by its
+/// first lines, and reads as the file itself does; a loopguard trace passed by mistake is named.
+#[test]
+fn stdin_and_nameless_paths_are_told_by_their_content() {
+    let dir = TempDir::new("transcripts-content");
+    let config = dir.write("config.json", ON);
+    // A pi transcript with no index beside it (an index would give its key by the file's place).
+    let deleted = fixtures().join("deleted-session-jsonl");
+    let pi = std::fs::read_dir(&deleted).expect("deleted-session dir").flatten().map(|e| e.path());
+    let pi = pi.filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect::<Vec<_>>();
+    let clis =
+        ["claude-code", "codex", "gemini"].map(|cli| workspace_root().join("transcripts/tests/fixtures").join(cli));
+    let sources = pi.into_iter().chain(clis.iter().map(|d| d.join("loop.jsonl")));
+    let transcripts = |path: &std::ffi::OsStr, stdin: Option<&[u8]>| {
+        let args = ["transcripts".as_ref(), "--json".as_ref(), "--config".as_ref(), config.as_os_str(), path];
+        Run::new(Path::new(env!("CARGO_BIN_EXE_loopguard")), args, stdin)
+    };
+    for source in sources {
+        let by_name = rows_apart_from_the_file(&transcripts(source.as_os_str(), None).success());
+        assert_eq!(by_name.len(), 1, "{}", source.display());
+        let bytes = std::fs::read(&source).expect("the transcript");
+        let renamed = dir.write("session.txt", &bytes);
+        for (how, path, stdin) in [
+            ("-", "-".as_ref(), Some(bytes.as_slice())),
+            ("a pipe", "/dev/stdin".as_ref(), Some(bytes.as_slice())),
+            ("session.txt", renamed.as_os_str(), None),
+        ] {
+            let run = transcripts(path, stdin).success();
+            let same = rows_apart_from_the_file(&run) == by_name;
+            run.check(same, &format!("{} as {how}: the same row as by its name", source.display()));
+        }
+    }
+    let trace = dir.write("calls.txt", r#"{"kind":"tool_call","session":"s","tool":"read","args":{}}"#);
+    let run = transcripts(trace.as_os_str(), None).code(1);
+    let named = run.stderr().contains("calls.txt: a loopguard trace") && run.stderr().contains("loopguard replay");
+    run.check(named, "a trace is named as one, with the command that reads it");
+}

@@ -25,7 +25,8 @@ instead of WAL; the schema and rows are OpenClaw's). The facts below are read ba
 \`expected.json\` (machine-readable; \`perSession\` there lists every tool call and result).
 
 Paths inside the events (\`cwd\`, \`details.cwd\`, the workspace) point to the deleted temp dir of the
-run; timestamps, session ids and run ids are those of the run.
+run; timestamps, session ids and run ids are those of the run. The recording machine's paths are
+taken out (\`fixtures-scrub.mjs\`): the repository is \`$REPO_DIR\` and the node binary \`node\`.
 
 ## Files
 

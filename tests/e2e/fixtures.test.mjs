@@ -64,3 +64,25 @@ test("fixture JSONL files parse (trajectory bundle, delete archive, legacy 2026.
     assert.equal(idx[legacy.sessionKey].sessionId, legacy.sessionId);
   }
 });
+
+// Issue 63 (6): a fixture names no machine. An absolute path into a .venv or node_modules (the
+// node binary, OpenClaw's entry, its skills) says where the recorder ran; make-fixtures.mjs
+// writes them as `$REPO_DIR/…` and `node` (fixtures-scrub.mjs). Compressed files are read decompressed.
+test("fixtures name no machine: no absolute path into a .venv or node_modules", { skip: !exists && "no fixtures" }, () => {
+  const absolute = /(?<![\w$.:/])\/[\w.+-]+(?:\/[\w.+-]+)*\/(?:\.venv|node_modules)\/[^\s"'<>]*/;
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else {
+        const bytes = fs.readFileSync(file);
+        const text = (file.endsWith(".zst") ? zlib.zstdDecompressSync(bytes) : bytes).toString("latin1");
+        const hit = text.match(absolute) ?? (text.includes(`${h.REPO}/`) ? [h.REPO] : null);
+        if (hit) found.push(`${path.relative(DIR, file)}: ${hit[0]}`);
+      }
+    }
+  };
+  walk(DIR);
+  assert.deepEqual(found, []);
+});

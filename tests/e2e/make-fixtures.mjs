@@ -13,8 +13,9 @@
 //   expected.json              the facts an importer's test checks, computed from the fixture
 // Run: source scripts/node24.sh && "$NODE24_BIN/node" tests/e2e/make-fixtures.mjs
 // (about 1.5-2 minutes; one gateway; nothing outside the temp dir and the fixture folder).
-// The per-session facts are read back by fixtures-summary.mjs and the fixture README is written by
-// fixtures-readme.mjs; this file runs the gateway and writes the files.
+// The per-session facts are read back by fixtures-summary.mjs, the fixture README is written by
+// fixtures-readme.mjs, and fixtures-scrub.mjs takes this machine's paths out; this file runs the
+// gateway and writes the files.
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
@@ -22,6 +23,7 @@ import { DatabaseSync } from "node:sqlite";
 import * as h from "./harness.mjs";
 import { summarize, countBy, pick } from "./fixtures-summary.mjs";
 import { readme } from "./fixtures-readme.mjs";
+import { scrubFixture } from "./fixtures-scrub.mjs";
 
 const OUT = path.join(h.REPO, "tests", "fixtures", "openclaw-2026.9.6");
 const VERSION = JSON.parse(fs.readFileSync(path.join(h.OPENCLAW_DIR, "package.json"), "utf8")).version;
@@ -116,6 +118,9 @@ async function main() {
       legacy = { error: String(err?.message ?? err).slice(0, 2000) };
       h.log(`legacy JSONL fixture failed: ${legacy.error}`);
     }
+
+    // --- no path of this machine in what is committed (issue 63)
+    for (const f of scrubFixture(OUT, { repo: h.REPO, node: h.NODE })) h.log(`scrubbed ${f}`);
 
     // --- expected facts, read back from the fixture itself
     const s = Object.fromEntries(Object.entries(SESSIONS).filter(([k]) => k !== "deleted").map(([k, key]) => [k, summarize(dst, key)]));

@@ -55,6 +55,14 @@ pub enum ErrorKind {
     /// The path is neither an agent store, a JSONL transcript, a trajectory export nor a
     /// directory holding any of them.
     UnknownSource,
+    /// The file's first line shows another format than a transcript (a loopguard trace, a
+    /// trajectory export's `events.jsonl` away from its directory): what it is and what to do.
+    OtherFormat {
+        /// What the file is.
+        what: &'static str,
+        /// What to do with it instead.
+        fix: &'static str,
+    },
 }
 
 /// One error, with the file, the session (when known) and the row or line (when known).
@@ -131,6 +139,7 @@ impl Error {
                  a trajectory export directory (with session-branch.json), or a Claude Code, Codex or \
                  Gemini CLI transcript (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)"
             }
+            ErrorKind::OtherFormat { fix, .. } => fix,
         }
     }
 }
@@ -154,6 +163,7 @@ impl fmt::Display for Error {
             ErrorKind::LineTooLong(max) => write!(f, ": longer than {max} bytes, more than a transcript line may be")?,
             ErrorKind::BadRecord(e) => write!(f, ": unexpected record: {e}")?,
             ErrorKind::UnknownSource => write!(f, ": not a transcript source")?,
+            ErrorKind::OtherFormat { what, .. } => write!(f, ": {what}, not a transcript")?,
         }
         write!(f, " ({})", self.hint())
     }

@@ -75,6 +75,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod bom;
 mod error;
 mod event;
 mod mapping;
@@ -88,6 +89,7 @@ mod table;
 mod timestamp;
 mod whatif;
 
+pub use bom::{skip_bom, strip_bom, BOM};
 pub use error::{Error, ErrorKind, Location};
 pub use event::{Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
 pub use mapping::{cli_tool_result, SessionStats};

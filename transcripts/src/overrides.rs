@@ -132,6 +132,7 @@ fn set_path(root: &mut Value, key: &str, segments: &[&str], value: Value) -> Res
 /// Applies `sets` (each `KEY=VALUE`, in order) to the config document `config` (JSON or JSON5)
 /// and returns the result as JSON.
 pub fn apply_overrides<S: AsRef<str>>(config: &str, sets: &[S]) -> Result<String, OverrideError> {
+    let config = crate::strip_bom(config);
     let mut doc: Value = match serde_json::from_str(config) {
         Ok(v) => v,
         Err(_) => json5::from_str(config).map_err(|e| OverrideError::BadDocument(e.to_string()))?,

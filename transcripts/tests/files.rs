@@ -235,3 +235,44 @@ fn export_events_are_put_back_in_transcript_order() {
         ]
     );
 }
+
+/// Issue 63 (2): a UTF-8 byte-order mark at the start of a file (Windows editors and exporters
+/// write one) is skipped: a pi transcript and its `sessions.json`, a trajectory export (each of
+/// its three files) and the coding CLIs' sessions read as they do without one.
+#[test]
+fn a_byte_order_mark_at_the_start_of_a_file_is_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("state/agents/main/sessions");
+    write_jsonl(&sessions.join("s-1.jsonl"), &exec_loop("s-1", "run-1", 3, false));
+    std::fs::write(sessions.join("sessions.json"), json!({"agent:main:main": {"sessionId": "s-1"}}).to_string())
+        .unwrap();
+    write_trajectory(&tmp.path().join("export"), "agent:main:x", "x", &exec_loop("x", "run", 3, false));
+    let branch_only = tmp.path().join("branch-only");
+    write_trajectory(&branch_only, "agent:main:y", "y", &exec_loop("y", "run", 3, false));
+    std::fs::remove_file(branch_only.join("events.jsonl")).unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for cli in ["claude-code", "codex", "gemini"] {
+        std::fs::create_dir_all(tmp.path().join(cli)).unwrap();
+        std::fs::copy(fixtures.join(cli).join("loop.jsonl"), tmp.path().join(cli).join("loop.jsonl")).unwrap();
+    }
+    let read_all = || {
+        let found = discover(&[tmp.path()]);
+        assert!(found.errors.is_empty(), "{:?}", found.errors);
+        let read = |s: &std::sync::Arc<loopguard_transcripts::SessionInfo>| {
+            let (lines, read) = trace_lines(s);
+            assert!(read.is_clean(), "{}: {:?}", s.file.display(), read.errors);
+            (s.format.clone(), s.session_key.clone(), lines)
+        };
+        found.sessions.iter().map(read).collect::<Vec<_>>()
+    };
+    let plain = read_all();
+    assert_eq!(plain.len(), 6, "{plain:?}");
+    for dir in ["state/agents/main/sessions", "export", "branch-only", "claude-code", "codex", "gemini"] {
+        for file in std::fs::read_dir(tmp.path().join(dir)).unwrap() {
+            let file = file.unwrap().path();
+            let text = std::fs::read(&file).unwrap();
+            std::fs::write(&file, [b"\xEF\xBB\xBF".as_slice(), &text].concat()).unwrap();
+        }
+    }
+    assert_eq!(read_all(), plain);
+}

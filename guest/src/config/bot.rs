@@ -38,6 +38,13 @@ pub const DEFAULT_MAX_EVENTS: NonZeroU64 = NonZeroU64::new(20).unwrap();
 pub const DEFAULT_WINDOW_SECONDS: i64 = 60;
 /// Built-in `cooldownSeconds`.
 pub const DEFAULT_COOLDOWN_SECONDS: i64 = 60;
+/// Largest `maxEventsPerWindow`. Why a bound (OpenClaw has none): a pair keeps up to that many
+/// events in its window, for each of up to `loopguard.maxPairs` pairs (issue 63). 5,000 times the
+/// default of 20.
+pub const MAX_EVENTS_PER_WINDOW: i64 = 100_000;
+/// Largest `windowSeconds` and `cooldownSeconds`: 365 days. Longer is no budget a chat needs, and
+/// a bound keeps the milliseconds far from overflowing.
+pub const MAX_SECONDS: i64 = 365 * 86_400;
 
 /// The resolved settings for one message: what the pair and burst budgets read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,11 +66,11 @@ pub struct PairSettings {
 pub struct Layer {
     /// `enabled`.
     pub enabled: Option<bool>,
-    /// `maxEventsPerWindow`.
+    /// `maxEventsPerWindow` (1..=[`MAX_EVENTS_PER_WINDOW`]).
     pub max_events: Option<NonZeroU64>,
-    /// `windowSeconds` (≥ 1).
+    /// `windowSeconds` (1..=[`MAX_SECONDS`]).
     pub window_seconds: Option<i64>,
-    /// `cooldownSeconds` (≥ 1).
+    /// `cooldownSeconds` (1..=[`MAX_SECONDS`]).
     pub cooldown_seconds: Option<i64>,
     /// `maxConversationBotEvents` (1..=500).
     pub max_conversation_bot_events: Option<NonZeroU32>,
@@ -320,9 +327,9 @@ fn layer_in(container: &Map<String, Value>, path: &str) -> Result<Option<Layer>,
     strict_keys(obj, &path, KEYS)?;
     Ok(Some(Layer {
         enabled: opt_bool(obj, &path, "enabled")?,
-        max_events: opt_nonzero(obj, &path, "maxEventsPerWindow", i64::MAX)?,
-        window_seconds: opt_int(obj, &path, "windowSeconds", 1, i64::MAX)?,
-        cooldown_seconds: opt_int(obj, &path, "cooldownSeconds", 1, i64::MAX)?,
+        max_events: opt_nonzero(obj, &path, "maxEventsPerWindow", MAX_EVENTS_PER_WINDOW)?,
+        window_seconds: opt_int(obj, &path, "windowSeconds", 1, MAX_SECONDS)?,
+        cooldown_seconds: opt_int(obj, &path, "cooldownSeconds", 1, MAX_SECONDS)?,
         max_conversation_bot_events: opt_nonzero(obj, &path, "maxConversationBotEvents", MAX_BURST)?
             .and_then(|n| NonZeroU32::try_from(n).ok()),
     }))

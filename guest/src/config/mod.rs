@@ -51,8 +51,9 @@ pub struct Config {
 
 impl Config {
     /// Parses and validates a config document (JSON or JSON5; `{}` or an empty text means all
-    /// defaults).
+    /// defaults). A leading UTF-8 byte-order mark, which Windows editors write, is skipped.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
         if text.len() > MAX_CONFIG_BYTES {
             return Err(ConfigError::new(
                 "config",
@@ -146,6 +147,18 @@ mod tests {
         assert!(Config::parse("").is_ok());
         assert!(Config::parse("{}").is_ok());
         assert!(Config::parse("// json5 comment\n{tools: {loopDetection: {enabled: true,}}}").is_ok());
+    }
+
+    /// Issue 63 (2): a document a Windows editor saved with a UTF-8 byte-order mark.
+    #[test]
+    fn a_leading_byte_order_mark_is_skipped() {
+        for doc in [
+            "\u{FEFF}{\"tools\":{\"loopDetection\":{\"enabled\":true}}}",
+            "\u{FEFF}{tools: {loopDetection: {enabled: true}}}",
+        ] {
+            assert_eq!(Config::parse(doc).expect(doc).tools.for_agent(None).enabled, Some(true), "{doc}");
+        }
+        assert!(Config::parse("\u{FEFF}").is_ok());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `tools.loopDetection` and its per-agent overrides (docs/spec/tool-loop.md §5).
 //!
 //! Validation follows OpenClaw's zod schema: strict keys, positive integers, booleans, and the
-//! two ordering rules (warning < critical < global), each error naming its path. Resolution
+//! two ordering rules (warning < critical < global), each error naming its path; every integer
+//! also has an upper bound of loopguard's ([`MAX_HISTORY_SIZE`], [`MAX_THRESHOLD`],
+//! [`MAX_WINDOW_SIZE`]). Resolution
 //! follows OpenClaw's runtime: the per-agent merge, `asPositiveInt` fall-backs and the clamp that
 //! repairs an ordering broken by the merge (the merge is not re-validated). Every agent's block is
 //! resolved once, here, so a decision only looks its settings up.
@@ -136,15 +138,35 @@ const KEYS: &[&str] = &[
     "detectors",
     "postCompactionGuard",
 ];
-const INT_KEYS: &[&str] =
-    &["historySize", "warningThreshold", "unknownToolThreshold", "criticalThreshold", "globalCircuitBreakerThreshold"];
 
-/// zod `.strict()` with positive integers, booleans and the ordering refinements.
+/// Largest `historySize`. Why a bound (OpenClaw has none): every session keeps that many records
+/// (~150 bytes each) and every detector scans them on every call, so an unbounded value is bounded
+/// only by the sandbox's memory cap, and fails later and elsewhere (issue 63). 10,000 is 333 times
+/// the default of 30.
+pub const MAX_HISTORY_SIZE: i64 = 10_000;
+/// Largest threshold. A detector counts calls in the history, so a threshold above
+/// [`MAX_HISTORY_SIZE`] already never fires: the bound leaves room to say "never".
+pub const MAX_THRESHOLD: i64 = 1_000_000;
+/// Largest `postCompactionGuard.windowSize`: the guard keeps one pair of digests per outcome in
+/// its window (default 3).
+pub const MAX_WINDOW_SIZE: i64 = 10_000;
+
+/// The integer keys and their upper bounds (docs/spec/tool-loop.md §5).
+const INT_KEYS: &[(&str, i64)] = &[
+    ("historySize", MAX_HISTORY_SIZE),
+    ("warningThreshold", MAX_THRESHOLD),
+    ("unknownToolThreshold", MAX_THRESHOLD),
+    ("criticalThreshold", MAX_THRESHOLD),
+    ("globalCircuitBreakerThreshold", MAX_THRESHOLD),
+];
+
+/// zod `.strict()` with positive integers, booleans and the ordering refinements, plus loopguard's
+/// upper bounds.
 fn validate(block: &Map<String, Value>, path: &str) -> Result<(), ConfigError> {
     strict_keys(block, path, KEYS)?;
     super::read::opt_bool(block, path, "enabled")?;
-    for key in INT_KEYS {
-        super::read::opt_int(block, path, key, 1, i64::MAX)?;
+    for (key, max) in INT_KEYS {
+        super::read::opt_int(block, path, key, 1, *max)?;
     }
     if let Some(d) = object_at(&Value::Object(block.clone()), &["detectors"])
         .map_err(|e| ConfigError::new(format!("{path}.detectors"), e.reason))?
@@ -160,7 +182,7 @@ fn validate(block: &Map<String, Value>, path: &str) -> Result<(), ConfigError> {
         Some(Value::Object(g)) => {
             let p = format!("{path}.postCompactionGuard");
             strict_keys(g, &p, &["windowSize"])?;
-            super::read::opt_int(g, &p, "windowSize", 1, i64::MAX)?;
+            super::read::opt_int(g, &p, "windowSize", 1, MAX_WINDOW_SIZE)?;
         }
         Some(other) => {
             return Err(ConfigError::new(

@@ -155,7 +155,7 @@ impl Normalizer {
         b.spaces.replace_all(s.trim(), " ").into_owned()
     }
 
-    /// The class of an error: its error lines ([`ERROR_LINE`]; the whole text when it has none),
+    /// The class of an error: its error lines (`ERROR_LINE`; the whole text when it has none),
     /// with volatile fields, the call's own argument strings (`args`, each of 3 bytes or more),
     /// quoted text, paths and numbers set aside, lower-cased.
     pub fn error_class(&self, text: &str, args: &[&str]) -> String {
@@ -196,7 +196,7 @@ impl Normalizer {
 
 /// True when a tool's result reads as a failure although the tool returned normally (agents
 /// whose shell tool records no exit status): it starts with `Error`/`error:` or a Python
-/// traceback, or its first line says it failed ([`FAILED_FIRST_LINE`]).
+/// traceback, or its first line says it failed (`FAILED_FIRST_LINE`).
 pub fn reads_as_error(text: &str) -> bool {
     let t = text.trim_start();
     let head = &t[..floor(t, 40)];

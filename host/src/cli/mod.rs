@@ -33,6 +33,9 @@ written but some input could not be read (one `loopguard:` line per error on std
     about = ABOUT,
     override_usage = "\n  loopguard replay --config FILE [--policy FILE.wasm] [OPTIONS] TRACE|-\n  \
                       loopguard transcripts [--config FILE | --agent-default] [--policy FILE.wasm] [OPTIONS] PATH...\n  \
+                      loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]\n  \
+                      loopguard mcp [--config FILE] [--policy FILE.wasm] -- <server command…>\n  \
+                      loopguard mcp [--config FILE] --listen ADDR --upstream URL\n  \
                       loopguard inspect FILE.wasm\n  loopguard version\n  loopguard --help",
     after_help = AFTER,
     disable_version_flag = true,
@@ -174,7 +177,8 @@ pub struct Transcripts {
     pub trace: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
-    /// Where OpenClaw's transcripts are.
+    /// Where the transcripts are; `-` reads one from stdin. A file whose name says nothing (a pipe
+    /// such as `<(cat x.jsonl)`, `session.txt`) is told by its first line.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 }
@@ -215,7 +219,7 @@ fn one_line_error(e: &clap::Error, args: &[String]) -> String {
         ErrorKind::UnknownArgument => format!("unexpected argument {arg}; try `loopguard {sub} --help`"),
         ErrorKind::MissingRequiredArgument if sub == "inspect" => "inspect needs a policy component (FILE.wasm)".into(),
         ErrorKind::MissingRequiredArgument if sub == "transcripts" => {
-            "transcripts needs at least one PATH (a state directory, an agent .sqlite, a .jsonl, a trajectory export)"
+            "transcripts needs at least one PATH (a state directory, an agent .sqlite, a .jsonl, a trajectory export; - for stdin)"
                 .into()
         }
         // `--store-cert` without `--store-key`, say: the argument it needs, named.

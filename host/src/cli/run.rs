@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 
-use super::transcripts::{Output, Transcripts};
+use super::transcripts::{Output, Spooled, Transcripts};
 use anyhow::{bail, Context};
 use loopguard_host::{Deadline, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, HOST_VERSION};
 
@@ -117,6 +117,7 @@ fn replay_command(r: super::Replay) -> anyhow::Result<()> {
     };
     let trace_name = Path::new(if stdin { "<stdin>" } else { &trace }).to_path_buf();
     let mut input = BufReader::with_capacity(1 << 16, input);
+    loopguard_transcripts::skip_bom(&mut input);
     let named = |e: anyhow::Error| match e.downcast::<loopguard_host::Error>() {
         Ok(e) => in_file(e, &trace_name),
         Err(other) => other,
@@ -133,7 +134,9 @@ fn replay_command(r: super::Replay) -> anyhow::Result<()> {
         // Only a regular file can be read again (see `parallel`): stdin and pipes run on one worker.
         let path = PathBuf::from(&trace);
         let reopen = move || -> std::io::Result<Box<dyn BufRead>> {
-            Ok(Box::new(BufReader::with_capacity(1 << 16, std::fs::File::open(&path)?)))
+            let mut again = BufReader::with_capacity(1 << 16, std::fs::File::open(&path)?);
+            loopguard_transcripts::skip_bom(&mut again);
+            Ok(Box::new(again))
         };
         let seekable = !stdin && std::fs::metadata(&trace).is_ok_and(|m| m.is_file());
         let reopen: Option<parallel::Reopen<'_>> = if seekable { Some(&reopen) } else { None };
@@ -226,8 +229,9 @@ fn transcripts_command(t: super::Transcripts) -> anyhow::Result<Exit> {
     } else {
         Output::Table
     };
+    let spooled = Spooled::new(&t.paths)?;
     let run = Transcripts {
-        paths: &t.paths,
+        paths: &spooled.paths,
         policy: policy.as_ref(),
         config: &config,
         other: other.as_deref(),

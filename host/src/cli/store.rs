@@ -114,6 +114,7 @@ pub fn replay(
     };
     let name = if trace == "-" { "<stdin>" } else { trace };
     let mut input = BufReader::new(input);
+    loopguard_transcripts::skip_bom(&mut input);
     let mut stdout = std::io::stdout().lock();
     let mut latencies = Latencies(vec![0; Latencies::TOP + 1]);
     let (mut line, mut n, started) = (String::new(), 0u32, Instant::now());

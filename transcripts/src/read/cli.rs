@@ -25,7 +25,9 @@ const ID_SEARCH_LINES: u64 = 32;
 
 /// The CLI that wrote `path`, and its session, if it is one of theirs.
 pub(super) fn identify(path: &Path) -> Option<SessionInfo> {
-    let stem = path.file_name()?.to_str()?.strip_suffix(".jsonl")?.to_string();
+    let name = path.file_name()?.to_str()?;
+    // A name without `.jsonl` (stdin's copy, `/dev/fd/63`) is the whole stem.
+    let stem = name.strip_suffix(".jsonl").unwrap_or(name).to_string();
     let mut found: Option<(SourceFormat, Option<String>)> = None;
     let reader = open(path).ok()?;
     let _ = for_each_line(reader, |number, line, end| {

@@ -4,7 +4,8 @@
 //! chat, or a directory holding them such as `~/.claude/projects`), an OpenClaw state directory (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
 //! plus legacy `<state>/agents/<agentId>/sessions/*.jsonl`), one agent `.sqlite` file, one pi
 //! JSONL transcript, a trajectory export directory (or its `session-branch.json`), or any
-//! directory holding these (searched a few levels deep). The same session found twice (an agent
+//! directory holding these (searched a few levels deep); a file named by the caller whose name
+//! says none of this is told by its first line (`sniff`). The same session found twice (an agent
 //! store and a trajectory export of it, or a legacy JSONL that doctor already imported) is read
 //! once, from the store.
 
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::jsonl::{is_transcript_name, probe, Header};
+use super::sniff::{self, Content};
 use super::sqlite::{is_sqlite, Store};
 use super::trajectory::{identity, BRANCH_FILE, EVENTS_FILE};
 use crate::error::{Error, ErrorKind};
@@ -96,7 +98,18 @@ impl Found {
         } else if is_transcript_name(name) {
             self.jsonl(path, explicit);
         } else if explicit {
-            self.errors.push(Error::new(ErrorKind::UnknownSource, path));
+            self.by_content(path);
+        }
+    }
+
+    /// A file named by the caller whose name says nothing (`/dev/fd/63`, a copy of stdin,
+    /// `session.txt`): its first line tells what it is ([`sniff`]).
+    fn by_content(&mut self, path: &Path) {
+        match sniff::content(path) {
+            Ok(Content::Transcript) => self.jsonl(path, true),
+            Ok(Content::Other(format)) => self.errors.push(format.error(path)),
+            Ok(Content::Unknown) => self.errors.push(Error::new(ErrorKind::UnknownSource, path)),
+            Err(e) => self.errors.push(e),
         }
     }
 
@@ -338,7 +351,9 @@ fn legacy_keys(dir: &Path) -> HashMap<String, String> {
         session_id: serde_json::Value,
     }
     let Ok(file) = File::open(dir.join("sessions.json")) else { return HashMap::new() };
-    let Ok(map) = serde_json::from_reader::<_, HashMap<String, serde_json::Value>>(BufReader::new(file)) else {
+    let mut reader = BufReader::new(file);
+    crate::skip_bom(&mut reader);
+    let Ok(map) = serde_json::from_reader::<_, HashMap<String, serde_json::Value>>(reader) else {
         return HashMap::new();
     };
     let mut out = HashMap::new();

@@ -42,8 +42,9 @@ pub(super) fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Resu
     Ok((skipped, LineEnd::TooLong))
 }
 
-/// Reads lines from `r`, calling `f(line_number, bytes, end)` for each non-blank line (trailing
-/// `\r` removed; a line over [`MAX_LINE_BYTES`] comes empty, with [`LineEnd::TooLong`]).
+/// Reads lines from `r`, calling `f(line_number, bytes, end)` for each non-blank line (a leading
+/// byte-order mark and trailing `\r` removed; a line over [`MAX_LINE_BYTES`] comes empty, with
+/// [`LineEnd::TooLong`]).
 pub(super) fn for_each_line<R: BufRead>(
     mut r: R,
     mut f: impl FnMut(u64, &[u8], LineEnd) -> bool,
@@ -63,6 +64,9 @@ pub(super) fn for_each_line<R: BufRead>(
             continue;
         }
         let mut line = buf.as_slice();
+        if number == 1 {
+            line = line.strip_prefix(crate::BOM).unwrap_or(line);
+        }
         if let Some(rest) = line.strip_suffix(b"\n") {
             line = rest;
         }

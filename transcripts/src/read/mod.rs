@@ -15,6 +15,7 @@
 //! - [`trajectory`]: trajectory export directories;
 //! - [`tree`]: which records are on a session's active branch (for `sqlite` and `jsonl`);
 //! - [`lines`]: bounded line reading, shared by `jsonl` and `trajectory`;
+//! - [`sniff`]: what a file whose name says nothing is, by its first line;
 //! - [`claude`], [`codex`], [`gemini`]: the coding CLIs' transcripts (Claude Code sessions,
 //!   Codex rollouts, Gemini CLI chats), with what they share in [`cli`].
 
@@ -26,6 +27,7 @@ mod gemini;
 mod jsonl;
 mod lines;
 mod session_read;
+mod sniff;
 mod sqlite;
 mod trajectory;
 mod tree;

@@ -58,7 +58,7 @@ pub(super) fn identity(dir: &Path) -> Result<Identity, Error> {
     }
     let mut id = Identity::default();
     if let Ok(file) = File::open(dir.join("manifest.json")) {
-        let manifest: Manifest = serde_json::from_reader(BufReader::new(file))
+        let manifest: Manifest = serde_json::from_reader(without_bom(file))
             .map_err(|e| Error::new(ErrorKind::Json(e), dir.join("manifest.json")))?;
         id.session_id = non_blank_value(&manifest.session_id).map(str::to_string);
         id.session_key = non_blank_value(&manifest.session_key).map(str::to_string);
@@ -66,7 +66,7 @@ pub(super) fn identity(dir: &Path) -> Result<Identity, Error> {
     if id.session_id.is_none() {
         let path = dir.join(BRANCH_FILE);
         let file = File::open(&path).map_err(|e| Error::new(ErrorKind::Io(e), &path))?;
-        let mut de = serde_json::Deserializer::from_reader(BufReader::new(file));
+        let mut de = serde_json::Deserializer::from_reader(without_bom(file));
         let mut header = None;
         Branch { on_entry: None, header: &mut header }
             .deserialize(&mut de)
@@ -205,14 +205,17 @@ fn read_events(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out
                 break;
             }
             number += 1;
-            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            // The BOM's bytes are not the line's: pass 2 reads the line from after them.
+            let bom = if number == 1 && buf.starts_with(crate::BOM) { crate::BOM.len() } else { 0 };
+            let line = buf[bom..].strip_suffix(b"\n").unwrap_or(&buf[bom..]);
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if end == LineEnd::TooLong {
                 out.push(err(ErrorKind::LineTooLong(MAX_LINE_BYTES), number));
             } else if !line.iter().all(u8::is_ascii_whitespace) {
                 match serde_json::from_slice::<LineHead<'_>>(line) {
                     Ok(h) if h.source.as_str() == Some("transcript") && h.ty.as_str() != Some("tool.call") => {
-                        index.push((h.source_seq.unwrap_or(i64::MAX), number, offset, line.len() as u64));
+                        let at = offset + bom as u64;
+                        index.push((h.source_seq.unwrap_or(i64::MAX), number, at, line.len() as u64));
                     }
                     Ok(_) => {}
                     Err(e) => {
@@ -285,7 +288,7 @@ fn read_branch(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out
             errors.push(e);
         }
     };
-    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, file));
+    let mut de = serde_json::Deserializer::from_reader(without_bom(file));
     let parsed =
         Branch { on_entry: Some(&mut on_entry), header: &mut header }.deserialize(&mut de).and_then(|()| de.end());
     for e in errors {
@@ -296,4 +299,11 @@ fn read_branch(info: &Arc<SessionInfo>, sink: &mut dyn FnMut(ImportedEvent), out
         out.push(Error::new(ErrorKind::Json(e), &path).in_session(&info.session_id));
     }
     out.stats = mapper.finish();
+}
+
+/// A whole-JSON file of the export, read past a leading byte-order mark.
+fn without_bom(file: File) -> BufReader<File> {
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    crate::skip_bom(&mut reader);
+    reader
 }

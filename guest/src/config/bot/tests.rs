@@ -201,3 +201,22 @@ fn valid_edges_and_ignored_keys_are_accepted() {
     }}));
     check(&cfg, &[("discord", "default", "c", (true, 3, 1, 86_400, Some(500)))]);
 }
+
+/// Issue 63 (3): every number has an upper bound, checked when the config is read, the error
+/// naming the path and the bound; the bound itself is accepted.
+#[test]
+fn every_number_has_an_upper_bound() {
+    let cases = [
+        ("maxEventsPerWindow", 100_000),
+        ("windowSeconds", 31_536_000),
+        ("cooldownSeconds", 31_536_000),
+        ("maxConversationBotEvents", 500),
+    ];
+    for (key, max) in cases {
+        let doc = |n: i64| json!({"channels": {"discord": {"botLoopProtection": { key: n }}}});
+        assert!(BotLoopConfig::parse(&doc(max)).is_ok(), "{key}: {max}");
+        let e = BotLoopConfig::parse(&doc(max + 1)).map(|_| ()).unwrap_err();
+        assert_eq!(e.path, format!("channels.discord.botLoopProtection.{key}"), "{e}");
+        assert!(e.reason.contains(&format!("from 1 to {max}")), "{e}");
+    }
+}

@@ -134,3 +134,39 @@ fn normalize_agent_id_cases() {
     }
     assert_eq!(normalize_agent_id(&"a".repeat(80)).len(), 64);
 }
+
+/// Issue 63 (3): every number has an upper bound, checked when the config is read, the error
+/// naming the path and the bound; the bound itself is accepted, in the global block and an
+/// agent's (`tools.loopDetection.historySize: 1000000000` was accepted before).
+#[test]
+fn every_number_has_an_upper_bound() {
+    let cases = [
+        ("historySize", 10_000),
+        ("warningThreshold", 1_000_000),
+        ("unknownToolThreshold", 1_000_000),
+        ("criticalThreshold", 1_000_000),
+        ("globalCircuitBreakerThreshold", 1_000_000),
+        ("postCompactionGuard.windowSize", 10_000),
+    ];
+    let block = |key: &str, n: i64| match key.split_once('.') {
+        Some((outer, inner)) => json!({ outer: { inner: n } }),
+        None => json!({ key: n }),
+    };
+    for (key, max) in cases {
+        for (doc, path) in [
+            (|b| json!({"tools": {"loopDetection": b}}), "tools.loopDetection"),
+            (
+                |b| json!({"agents": {"list": [{"id": "a", "tools": {"loopDetection": b}}]}}),
+                "agents.list[0].tools.loopDetection",
+            ),
+        ] as [(fn(Value) -> Value, &str); 2]
+        {
+            assert!(parse(doc(block(key, max))).is_ok(), "{path}.{key}: {max}");
+            let e = parse(doc(block(key, max + 1))).unwrap_err();
+            assert_eq!(e.path, format!("{path}.{key}"), "{e}");
+            assert!(e.reason.contains(&format!("from 1 to {max}")), "{e}");
+        }
+    }
+    let e = parse(json!({"tools": {"loopDetection": {"historySize": 1_000_000_000}}})).unwrap_err();
+    assert_eq!(e.path, "tools.loopDetection.historySize");
+}

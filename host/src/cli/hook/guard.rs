@@ -5,7 +5,7 @@
 //! | event | policy call | reply |
 //! |---|---|---|
 //! | check, the session already stopped | none | stop, with the text that stopped it |
-//! | check | `check-tool-call` | allow: nothing; warn with `notify`: nothing now, the warning text is queued for this call's outcome; block: deny with the policy's message; a block that ends the run ([`ToolVerdict::ends_run`]: the policy's ladder, the agent sent a blocked call again and again): stop, and every later check stops too |
+//! | check | `check-tool-call` | allow: nothing; warn with `notify`: nothing now, the warning text is queued for this call's outcome; block: deny with the policy's message; a block that ends the run ([`ToolVerdict::ends_run`](loopguard_host::ToolVerdict::ends_run): the policy's ladder, the agent sent a blocked call again and again): stop, and every later check stops too |
 //! | outcome | `record-tool-outcome` | the queued warning as context; `abort` (post-compaction, ladder): stop with its message, and every later check stops too |
 //! | compaction | `compaction-retried` | nothing |
 //! | forget | `end-session` | nothing (the caller deletes the file) |

@@ -54,7 +54,7 @@ pub struct HookArgs {
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     /// The config document (default: $LOOPGUARD_CONFIG, else config.json5 or config.json in the
-    /// state folder, else `{}`); tool-loop detection is on with the `recommended` preset unless it
+    /// state folder, else `{}`); tool-loop detection is on with the `cautious` preset unless it
     /// says otherwise (`enabled: false`, `loopguard.preset: "off"`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -154,7 +154,8 @@ fn work(args: &HookArgs, closed: bool, tx: &mpsc::Sender<Progress>) -> Answer {
     if let Err(e) = std::io::stdin().lock().read_to_string(&mut text) {
         return fail(Point::Other, "", format!("loopguard hook: cannot read the event on stdin: {e}"));
     }
-    let read = serde_json::from_str::<Value>(&text).map_err(|e| format!("the event on stdin is not JSON: {e}"));
+    let text = loopguard_transcripts::strip_bom(&text);
+    let read = serde_json::from_str::<Value>(text).map_err(|e| format!("the event on stdin is not JSON: {e}"));
     let read = read.and_then(|input| {
         let name = input.get("hook_event_name").and_then(Value::as_str).unwrap_or_default().to_string();
         let parsed = match args.host {

@@ -29,6 +29,7 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::value::RawValue;
 
 use super::guard::Guard;
 use super::{jsonrpc, relay};
@@ -89,9 +90,10 @@ impl Proxy {
         let (parts, body) = req.into_parts();
         let body = match Limited::new(body, MAX_BODY).collect().await {
             Ok(collected) => collected.to_bytes(),
-            Err(e) => return plain(StatusCode::PAYLOAD_TOO_LARGE, &format!("request body: {e}")),
+            Err(e) => return plain(StatusCode::PAYLOAD_TOO_LARGE, &format!("request body: {e}"), None),
         };
         let text = std::str::from_utf8(&body).ok().filter(|_| parts.method == Method::POST);
+        let id = text.and_then(jsonrpc::request_id);
         let is_call = text.is_some_and(|t| matches!(jsonrpc::classify(t), Ok(jsonrpc::Message::ToolsCall(_))));
         if let Some(answer) = text.and_then(|t| relay::client_message(&self.guard, &session, t)) {
             return json(answer);
@@ -102,12 +104,13 @@ impl Proxy {
                 upstream = upstream.header(name, value);
             }
         }
-        let Ok(upstream) = upstream.body(Full::new(body)) else {
-            return plain(StatusCode::BAD_REQUEST, "request headers");
+        // A clone of the bytes (a count, not a copy): the request's id still borrows them.
+        let Ok(upstream) = upstream.body(Full::new(body.clone())) else {
+            return plain(StatusCode::BAD_REQUEST, "request headers", id);
         };
         let response = match self.client.request(upstream).await {
             Ok(r) => r,
-            Err(e) => return plain(StatusCode::BAD_GATEWAY, &format!("upstream {}: {e}", self.upstream)),
+            Err(e) => return plain(StatusCode::BAD_GATEWAY, &format!("upstream {}: {e}", self.upstream), id),
         };
         if parts.method == Method::DELETE && response.status().is_success() {
             self.guard.end(&session);
@@ -123,7 +126,7 @@ impl Proxy {
         if kind.starts_with("application/json") {
             let bytes = match Limited::new(body, MAX_BODY).collect().await {
                 Ok(collected) => collected.to_bytes(),
-                Err(e) => return plain(StatusCode::BAD_GATEWAY, &format!("upstream response: {e}")),
+                Err(e) => return plain(StatusCode::BAD_GATEWAY, &format!("upstream response: {e}"), id),
             };
             let changed = std::str::from_utf8(&bytes).ok().and_then(|t| relay::from_server(&self.guard, &session, t));
             let bytes = match changed {
@@ -237,9 +240,11 @@ fn json(text: String) -> Response<Body> {
     response
 }
 
-/// The proxy's own HTTP error, with a JSON-RPC error body (id unknown) naming the cause.
-fn plain(status: StatusCode, why: &str) -> Response<Body> {
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32603, "message": format!("loopguard mcp: {why}")}});
+/// The proxy's own HTTP error, with a JSON-RPC error body naming the cause: its `id` is the
+/// request's, as sent, when it could be read (else `null`, as JSON-RPC says), so that a client
+/// can match the error to its call.
+fn plain(status: StatusCode, why: &str, id: Option<&RawValue>) -> Response<Body> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("loopguard mcp: {why}")}});
     let mut response = json(body.to_string());
     *response.status_mut() = status;
     response

@@ -126,6 +126,14 @@ pub fn classify(text: &str) -> Result<Message<'_>, serde_json::Error> {
     })
 }
 
+/// The id of a request (a message with a method and an id), as it was sent: what an error the
+/// proxy answers itself echoes, so that the client can match it to its call. `None` for a
+/// notification, a batch, or text that is not a JSON object.
+pub fn request_id(text: &str) -> Option<&RawValue> {
+    let peek: Peek<'_> = serde_json::from_str(text).ok()?;
+    peek.method.and(peek.id)
+}
+
 /// A `tools/call` result as the outcome the policy compares: the result without its `_meta`
 /// (server info, timings: not part of what the tool returned).
 fn returned(result: &RawValue) -> ToolOutcome {

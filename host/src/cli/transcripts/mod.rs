@@ -17,6 +17,7 @@
 //! other sessions are read all the same, and [`Finished::errors`] counts the lines.
 
 mod session;
+mod spool;
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -33,6 +34,7 @@ use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
 use loopguard_host::{Supervision, SwappableGateway};
 use session::{Body, SessionDone};
+pub use spool::Spooled;
 
 /// What `run` writes to its output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
