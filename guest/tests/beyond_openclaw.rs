@@ -79,6 +79,19 @@ fn different_names_that_are_not_found_are_weak_evidence_warned_late_and_never_de
     let ten: String = names.iter().chain(&more).map(grep).collect();
     assert_eq!(actions(ON, &ten)[9], "block:same_result", "recommended blocks weak evidence only at the 10th");
     assert!(!actions(CAUTIOUS, &ten).iter().any(|x| x.starts_with("block")));
+    // A description beside each command (Claude Code's Bash) is commentary, not the call.
+    let described: String = names
+        .iter()
+        .map(|n| {
+            let call = format!(r#""session":"s","tool":"Bash","args":{{"command":"grep -rn {n} .","description":"Search the code for {n}"}}"#);
+            format!("{{\"kind\":\"tool_call\",{call}}}\n{{\"kind\":\"tool_result\",{call},\"error\":\"\"}}\n")
+        })
+        .collect();
+    assert!(
+        !actions(CAUTIOUS, &described).iter().any(|x| x.starts_with("block")),
+        "{:?}",
+        actions(CAUTIOUS, &described)
+    );
     // Searches with nothing in common are not even one streak.
     let apart: String = names.iter().map(|n| search("s", n, "No matches found.")).collect();
     assert!(actions(ON, &apart).iter().all(|x| x == "allow"));
@@ -105,13 +118,13 @@ fn a_poll_whose_output_differs_only_in_a_timestamp_is_the_same_result() {
 #[test]
 fn an_edit_then_the_same_failing_test_is_warned_at_the_fourth_re_run_and_denied_at_the_sixth() {
     let mut trace = String::new();
-    for i in 0..8 {
+    for i in 0..10 {
         trace.push_str(&exec("s", "pytest -q", "FAILED test_app.py::test_sum - assert 3 == 4"));
         trace.push_str(&exec("s", &format!("sed -i s/x{i}/y{i}/ app.py"), ""));
     }
     let runs: Vec<String> = actions(CAUTIOUS, &trace).into_iter().step_by(2).collect();
     assert_eq!(runs[..5], ["allow", "allow", "allow", "warn:same_result", "warn:same_result"]);
-    assert_eq!(runs[5..], ["block:same_result", "block:same_result", "block:same_result"]);
+    assert!(runs[5..].iter().all(|x| x == "block:same_result"), "blocked re-runs keep the streak: {runs:?}");
     assert_eq!(actions(ON, &trace).into_iter().step_by(2).collect::<Vec<_>>(), runs, "the same in both presets");
 }
 

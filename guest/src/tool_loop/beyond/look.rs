@@ -67,6 +67,19 @@ pub fn fold(tool: u64, args: Option<&Json<'_>>) -> u64 {
     name_id(&text)
 }
 
+/// Argument keys whose value is commentary for people, not part of what the call does: coding
+/// agents' shell tools take a `description` of each command (Claude Code's Bash, Gemini CLI's
+/// shell), and some tools a `thought` or an `explanation`. Two greps for different names with
+/// "Search the code for …" beside them are different calls; the same poll described in other
+/// words each time is the same call. Neither [`fold`] nor the aim
+/// ([`super::sketch::Sketch::of`]) reads them.
+pub const COMMENTARY_KEYS: &[&str] = &["description", "explanation", "thought", "rationale"];
+
+/// True for a key in [`COMMENTARY_KEYS`].
+pub fn is_commentary(key: &str) -> bool {
+    COMMENTARY_KEYS.contains(&key)
+}
+
 /// The most words folded per call: beyond, a longer argument is compared by its first words.
 const MAX_WORDS: usize = 512;
 
@@ -76,7 +89,7 @@ fn collect(v: &Json<'_>, out: &mut Vec<String>) {
         Json::Num(n) => words(&n.to_string(), out),
         Json::Bool(b) => out.push(b.to_string()),
         Json::Arr(items) => items.iter().for_each(|i| collect(i, out)),
-        Json::Obj(members) => members.iter().for_each(|(k, v)| {
+        Json::Obj(members) => members.iter().filter(|(k, _)| !is_commentary(k.as_str())).for_each(|(k, v)| {
             words(k.as_str(), out);
             collect(v, out);
         }),
@@ -113,6 +126,13 @@ mod tests {
         assert_eq!(base, f(r#"{"command":"grep  -rn FOO-BAR src"}"#));
         assert_eq!(f(r#"{"query":"Scatman John"}"#), f(r#"{"query":"\"scatman john\""}"#));
         assert_eq!(f(r#"{"a":"x y"}"#), f(r#"{"a":"y x"}"#), "re-ordered words");
+    }
+
+    #[test]
+    fn a_command_described_in_other_words_is_the_same_call() {
+        let poll = |d: &str| f(&format!(r#"{{"command":"echo still-running","description":"{d}"}}"#));
+        assert_eq!(poll("Check the build"), poll("Poll the CI run again"));
+        assert_eq!(poll("x"), f(r#"{"command":"echo still-running"}"#));
     }
 
     #[test]

@@ -127,7 +127,11 @@ fn walk(v: &Json<'_>, key: &str, ids: &mut String, text: &mut String) {
             ids.push_str(&format!("={n}\u{1f}"));
         }
         Json::Arr(items) => items.iter().for_each(|i| walk(i, key, ids, text)),
-        Json::Obj(members) => members.iter().for_each(|(k, v)| walk(v, k.as_str(), ids, text)),
+        // Commentary (a command's `description`) says nothing of what the call aims at.
+        Json::Obj(members) => members
+            .iter()
+            .filter(|(k, _)| !super::look::is_commentary(k.as_str()))
+            .for_each(|(k, v)| walk(v, k.as_str(), ids, text)),
         _ => {}
     }
 }
@@ -186,6 +190,12 @@ mod tests {
         let run = sk(r#"{"command":"cd /testbed && python reproduce.py"}"#);
         assert!(run.similar(&sk(r#"{"command":"cd /testbed && python  reproduce.py"}"#)));
         assert!(!is_path("a.b.c d") && !is_path("2.0") && !is_path("http://x.org/a") && is_path("src/app.py"));
+    }
+
+    #[test]
+    fn a_shared_description_does_not_make_two_greps_aim_alike() {
+        let grep = |n: &str| sk(&format!(r#"{{"command":"grep -rn {n} .","description":"Search the code for {n}"}}"#));
+        assert!(!grep("parseConfig").similar_at(&grep("loadSettings"), 50));
     }
 
     #[test]

@@ -95,7 +95,15 @@ pub fn streak(look: &Look<'_>, family: Family, overlap: u8) -> Streak {
     let mut near = Aims::new(&call.sketch, NEAR_OVERLAP);
     let mut gap = 0;
     let mut progress = false;
-    for e in look.entries.iter().rev().filter(|e| !e.out.is_unknown()) {
+    for e in look.entries.iter().rev() {
+        if e.out.is_unknown() {
+            // This call, blocked: the agent tried it again, so the streak goes on (the calls
+            // around a blocked attempt are not a gap); nothing else is learnt from it.
+            if e.out == Out::Blocked && call.same_as(e) {
+                gap = 0;
+            }
+            continue;
+        }
         let in_family = match family {
             Family::Results => !matches!(e.out, Out::Error(_)),
             Family::Errors => matches!(e.out, Out::Error(_)),
