@@ -7,8 +7,11 @@
 //
 // Env: FAKE_TURNS (30) tool turns before the final answer, counted over the whole conversation
 // (a resumed session goes on from where it was); FAKE_CMDS (JSON list, default
-// ["echo still-running"]) the command of turn k is FAKE_CMDS[(k-1) % length]; FAKE_PARALLEL (1)
-// calls per turn; FAKE_MAX_SECONDS (600) the server exits by itself.
+// ["echo still-running"]) the command of turn k is FAKE_CMDS[(k-1) % length]: a string is a shell
+// command (described as "Check build status" where the shell tool takes a description), an
+// object {"command": CMD, "description": TEXT} a shell command with its own description, an
+// object {"tool": NAME, "input": {...}} calls that tool of the CLI with that input; FAKE_PARALLEL
+// (1) calls per turn; FAKE_MAX_SECONDS (600) the server exits by itself.
 import http from 'node:http';
 import fs from 'node:fs';
 
@@ -24,6 +27,13 @@ const RUN = `${process.pid.toString(36)}${Date.now().toString(36)}`;
 let idNo = 0;
 const log = (o) => fs.appendFileSync(logFile, JSON.stringify(o) + '\n');
 const cmdOf = (turn) => CMDS[(turn - 1) % CMDS.length];
+// The tool call of a turn: [name, input], the shell tool's input built by `shell` from a command
+// and its description.
+const callOf = (turn, shellName, shell) => {
+  const c = cmdOf(turn);
+  if (typeof c === 'string') return [shellName, shell(c, 'Check build status')];
+  return c.command !== undefined ? [shellName, shell(c.command, c.description)] : [c.tool, c.input];
+};
 const text = (c) => (typeof c === 'string' ? c : Array.isArray(c) ? c.map((p) => p.text ?? JSON.stringify(p)).join('\n') : JSON.stringify(c));
 
 // --- Anthropic Messages --------------------------------------------------------------------
@@ -37,7 +47,8 @@ function anthropic(body, res) {
   const all = JSON.stringify(msgs);
   let content;
   if (turns < TURNS) {
-    content = Array.from({ length: PAR }, () => ({ type: 'tool_use', id: `toolu_${RUN}_${String(++idNo).padStart(4, '0')}`, name: 'Bash', input: { command: cmdOf(turns + 1), description: 'Check build status' } }));
+    const [name, input] = callOf(turns + 1, 'Bash', (command, description) => ({ command, description }));
+    content = Array.from({ length: PAR }, () => ({ type: 'tool_use', id: `toolu_${RUN}_${String(++idNo).padStart(4, '0')}`, name, input }));
   } else content = [{ type: 'text', text: FINAL }];
   return { turn: turns + 1, results, all, send: () => anthropicSend(res, body, content, turns < TURNS ? 'tool_use' : 'end_turn') };
 }
@@ -73,7 +84,8 @@ function openai(body, res) {
     .map((o) => ({ id: o.call_id, text: text(o.output), error: false }));
   let items;
   if (turns < TURNS) {
-    items = Array.from({ length: PAR }, () => { const k = ++idNo; return { type: 'function_call', id: `fc_${RUN}_${k}`, call_id: `call_${RUN}_${String(k).padStart(4, '0')}`, name: 'exec_command', arguments: JSON.stringify({ cmd: cmdOf(turns + 1) }), status: 'completed' }; });
+    const [name, input] = callOf(turns + 1, 'exec_command', (cmd) => ({ cmd }));
+    items = Array.from({ length: PAR }, () => { const k = ++idNo; return { type: 'function_call', id: `fc_${RUN}_${k}`, call_id: `call_${RUN}_${String(k).padStart(4, '0')}`, name, arguments: JSON.stringify(input), status: 'completed' }; });
   } else items = [{ type: 'message', role: 'assistant', id: `msg_${RUN}_${++idNo}`, status: 'completed', content: [{ type: 'output_text', text: FINAL, annotations: [] }] }];
   return { turn: turns + 1, results, all: JSON.stringify(input), send: () => openaiSend(res, items) };
 }
@@ -113,9 +125,8 @@ function gemini(body, res, op) {
   const withResp = contents.filter((c) => (c.parts || []).some((p) => p.functionResponse));
   const last = withResp.length ? withResp[withResp.length - 1].parts.filter((p) => p.functionResponse) : [];
   const results = last.map((p) => ({ id: p.functionResponse.id ?? null, text: JSON.stringify(p.functionResponse.response), error: 'error' in (p.functionResponse.response || {}) }));
-  const parts = turns < TURNS
-    ? Array.from({ length: PAR }, () => ({ functionCall: { name: 'run_shell_command', args: { command: cmdOf(turns + 1), description: 'Check build status' } } }))
-    : [{ text: FINAL }];
+  const [name, args] = callOf(turns + 1, 'run_shell_command', (command, description) => ({ command, description }));
+  const parts = turns < TURNS ? Array.from({ length: PAR }, () => ({ functionCall: { name, args } })) : [{ text: FINAL }];
   return { turn: turns + 1, results, all: JSON.stringify(contents), send: () => geminiSend(res, op, parts) };
 }
 function geminiSend(res, op, parts) {

@@ -25,11 +25,12 @@ class Decision:
     notify: bool
 
 
-def replay(wd: Path, config: str, turns: list[list[tuple[str, dict]]]) -> list[Decision]:
-    """Replays `turns` (each a list of (tool, args) called in parallel: all checks, then all
-    outcomes, as the CLIs run them) and returns the decision of every call. A blocked call has
-    no outcome (the CLIs report none), so the trace is replayed until the blocks it leaves out
-    no longer change."""
+def replay(wd: Path, config: str, turns: list[list[tuple]]) -> list[Decision]:
+    """Replays `turns` (each a list of calls made in parallel: all checks, then all outcomes, as
+    the CLIs run them) and returns the decision of every call. A call is (tool, args), its
+    outcome then RESULTS[args["command"]], or (tool, args, outcome) with the outcome as the
+    trace's `{"result": …}` or `{"error": …}`. A blocked call has no outcome (the CLIs report
+    none), so the trace is replayed until the blocks it leaves out no longer change."""
     blocked: set[int] = set()
     while True:
         decisions = replay_once(wd, config, turns, blocked)
@@ -43,15 +44,14 @@ def replay_once(wd, config, turns, blocked):
     trace, n = [], 0
     for calls in turns:
         ids = []
-        for tool, args in calls:
+        for tool, args, *outcome in calls:
             n += 1
-            ids.append((f"c{n}", tool, args))
+            ids.append((f"c{n}", tool, args, outcome[0] if outcome else {"result": RESULTS[args["command"]]}))
             trace.append({"kind": "tool_call", "session": "s", "call_id": f"c{n}", "tool": tool, "args": args})
-        for cid, tool, args in ids:
+        for cid, tool, args, outcome in ids:
             if int(cid[1:]) in blocked:
                 continue
-            result = RESULTS[args["command"]]
-            trace.append({"kind": "tool_result", "session": "s", "call_id": cid, "tool": tool, "args": args, "result": result})
+            trace.append({"kind": "tool_result", "session": "s", "call_id": cid, "tool": tool, "args": args, **outcome})
     (wd / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in trace))
     (wd / "replay-config.json").write_text(config)
     out = subprocess.run(
@@ -63,12 +63,17 @@ def replay_once(wd, config, turns, blocked):
     return [Decision(i + 1, d["action"], d.get("detector"), d.get("message"), d.get("notify", False)) for i, d in enumerate(calls)]
 
 
-# The identical poll under the default config: the recommended preset's `sameResult` (blockAt 5,
-# guest/src/config/detection.rs) blocks the 5th call that returns the same result; OpenClaw's
-# rules alone would wait for the 21st (criticalThreshold 20). Pinned here, from the thresholds,
-# so that a replay that went wrong the same way as the hook would not pass.
-POLL_BLOCK = (5, "same_result")
+# The identical poll under the default config: the cautious preset's `sameResult` (the same
+# call with the same outcome: warnAt 3, blockAt 4, guest/src/config/detection.rs) blocks the 4th
+# call that returns the same result; OpenClaw's rules alone would wait for the 21st
+# (criticalThreshold 20). Under `recommended` the ladder (abortAfterBlocks 3) ends the run at the
+# third block of the same call, the 6th poll; `cautious` has no ladder and never ends one. Pinned
+# here, from the levels, so that a replay that went wrong the same way as the hook would not pass.
+POLL_BLOCK = (4, "same_result")
 POLL_BLOCK_OPENCLAW = (21, "generic_repeat")
+POLL_END_RECOMMENDED = (6, "ladder")
+# Turns of a polling session: the block, and a run of denials after it.
+POLL_TURNS = 12
 
 
 def resume_split(decisions):
@@ -78,6 +83,11 @@ def resume_split(decisions):
     calls = first(decisions, "block").call - 2
     assert calls >= 1, decisions
     return calls
+
+
+def findings(decisions):
+    """The decisions that are not an allow, short, for failure messages."""
+    return [(d.call, d.action, d.detector, d.message) for d in decisions if d.action != "allow"]
 
 
 def first(decisions, action, notify=None):
@@ -91,13 +101,16 @@ def results_of_call(requests, call: int):
 
 
 # The configs the hooks run under, and the same documents written out in full for the replay.
-# The hook fills in `tools.loopDetection.enabled: true` and `loopguard.preset: "recommended"`
-# where a document is silent (docs/AGENT-CLIS.md); the replay gets them spelled out here, by
-# hand, so that a hook that did not fill them in (or filled in something else) decides
-# differently from the replay.
+# The hook fills in `tools.loopDetection.enabled: true` and `loopguard.preset: "cautious"`
+# where a document is silent (docs/AGENT-CLIS.md, host/src/agent.rs); the replay gets them
+# spelled out here, by hand, so that a hook that did not fill them in (or filled in something
+# else) decides differently from the replay.
 ENABLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}})
 # No config at all (the plugin as installed): what the hook must read it as.
-DEFAULT = json.dumps({"tools": {"loopDetection": {"enabled": True}}, "loopguard": {"preset": "recommended"}})
+DEFAULT = json.dumps({"tools": {"loopDetection": {"enabled": True}}, "loopguard": {"preset": "cautious"}})
+# The preset that also ends a run (its ladder), as a user writes it and as the hook reads it.
+RECOMMENDED = json.dumps({"loopguard": {"preset": "recommended"}})
+RECOMMENDED_FILLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}, "loopguard": {"preset": "recommended"}})
 # OpenClaw's rules only: the documented opt-out of the preset (`enabled` filled in by the hook).
 PRESET_OFF = json.dumps({"loopguard": {"preset": "off"}})
 PRESET_OFF_FILLED = json.dumps({"tools": {"loopDetection": {"enabled": True}}, "loopguard": {"preset": "off"}})
@@ -106,7 +119,7 @@ LOW_THRESHOLDS = {"warningThreshold": 3, "criticalThreshold": 6, "globalCircuitB
 LOW = json.dumps({"tools": {"loopDetection": LOW_THRESHOLDS}})
 # ... and what the hook reads it as.
 LOW_FILLED = json.dumps({"tools": {"loopDetection": {**LOW_THRESHOLDS, "enabled": True}},
-                         "loopguard": {"preset": "recommended"}})
+                         "loopguard": {"preset": "cautious"}})
 
 
 def assert_calls(cli, reqs, decisions, deny_text, upto):
@@ -137,14 +150,20 @@ def broken(tmp_path, what, mode):
     return env, f"cannot load policy {bad}"
 
 
-def stopped_after_second_block(decisions):
-    """The decisions as a CLI that cannot end the session shows them: from the policy's second
-    block on, every call is denied with that block's message (the session is over for the guard)."""
-    blocks = [d for d in decisions if d.action == "block"]
-    if len(blocks) < 2:
+def the_end(decisions):
+    """The block that ends the session: the first by the policy's ladder (`ToolVerdict::ends_run`),
+    or None (the `cautious` default has no ladder and never ends one)."""
+    return next((d for d in decisions if d.action == "block" and d.detector == "ladder"), None)
+
+
+def as_the_hook_ends(decisions):
+    """The decisions as a guarded session shows them: the ladder's block ends the session, and a
+    CLI that cannot end it (Codex) gets every later call denied with that block's message (the
+    hook answers every later check of the session with it)."""
+    end = the_end(decisions)
+    if end is None:
         return decisions
-    stop = blocks[1]
-    return [d if d.call <= stop.call else Decision(d.call, "block", stop.detector, stop.message, False) for d in decisions]
+    return [d if d.call <= end.call else Decision(d.call, "block", end.detector, end.message, False) for d in decisions]
 
 
 def transcripts_first_block(wd: Path, history: Path, config: str = DEFAULT):

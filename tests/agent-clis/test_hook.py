@@ -70,7 +70,8 @@ OFF = json.dumps({"tools": {"loopDetection": {"enabled": False}}, "loopguard": {
 
 def denied_calls(tmp_path, config, calls=30):
     """Runs `calls` identical polls one after the other through the hook, a config file given or
-    none: the call numbers it denied."""
+    none: the calls it denied, each as (call number, reason, whether the answer ends the
+    session)."""
     env = {"LOOPGUARD_CONFIG": ""}
     if config is not None:
         (tmp_path / "config.json5").write_text(config)
@@ -79,32 +80,40 @@ def denied_calls(tmp_path, config, calls=30):
     for n in range(1, calls + 1):
         rc, out, err = finish(start(tmp_path / "state", event("PreToolUse", f"t{n}"), env=env))
         assert rc == 0 and err == "", (rc, out, err)
-        if '"permissionDecision":"deny"' in out:
-            denied.append(n)
+        answer = json.loads(out)
+        if answer.get("hookSpecificOutput", {}).get("permissionDecision") == "deny":
+            denied.append((n, answer["hookSpecificOutput"]["permissionDecisionReason"], answer.get("continue") is False))
         else:
             finish(start(tmp_path / "state", event("PostToolUse", f"t{n}", tool_response=sc.RESULT), env=env))
     return denied
 
 
-@pytest.mark.parametrize("config, as_read", [(None, sc.DEFAULT), (sc.PRESET_OFF, sc.PRESET_OFF_FILLED), (OFF, OFF)],
-                         ids=["no config", "preset off", "all off"])
-def test_the_recommended_preset_is_the_default_and_the_opt_outs_hold(tmp_path, config, as_read):
-    """No config: detection on with the recommended preset; `loopguard: {preset: "off"}`:
-    OpenClaw's rules only; with `enabled: false` too, nothing is denied. Each run is checked
-    against the replay of the document the hook must read it as."""
+@pytest.mark.parametrize("config, as_read", [(None, sc.DEFAULT), (sc.RECOMMENDED, sc.RECOMMENDED_FILLED),
+                                             (sc.PRESET_OFF, sc.PRESET_OFF_FILLED), (OFF, OFF)],
+                         ids=["no config", "preset recommended", "preset off", "all off"])
+def test_the_cautious_preset_is_the_default_and_the_other_documents_hold(tmp_path, config, as_read):
+    """No config: detection on with the cautious preset (blocks, never ends the session);
+    `loopguard: {preset: "recommended"}`: the ladder ends the session, every later call denied;
+    `loopguard: {preset: "off"}`: OpenClaw's rules only; with `enabled: false` too, nothing is
+    denied. Each run is checked against the replay of the document the hook must read it as."""
     denied = denied_calls(tmp_path, config)
-    decisions = sc.stopped_after_second_block(sc.replay(tmp_path, as_read, [[("Bash", {"command": sc.POLL})]] * 30))
-    assert denied == [d.call for d in decisions if d.action == "block"]
+    decisions = sc.as_the_hook_ends(sc.replay(tmp_path, as_read, [[("Bash", {"command": sc.POLL})]] * 30))
+    end = sc.the_end(decisions)
+    assert denied == [(d.call, d.message, end is not None and d.call >= end.call) for d in decisions if d.action == "block"]
 
 
-def test_the_three_configs_decide_differently(tmp_path):
-    """What makes the test above tell them apart: the replays of the three documents differ, at
-    the calls the preset's and OpenClaw's thresholds say."""
-    firsts = []
-    for config in (sc.DEFAULT, sc.PRESET_OFF_FILLED, OFF):
+def test_the_four_configs_decide_differently(tmp_path):
+    """What makes the test above tell them apart: the replays of the four documents differ, at
+    the calls the presets' and OpenClaw's levels say (the first block, and the block that ends
+    the session)."""
+    seen = []
+    for config in (sc.DEFAULT, sc.RECOMMENDED_FILLED, sc.PRESET_OFF_FILLED, OFF):
         decisions = sc.replay(tmp_path, config, [[("Bash", {"command": sc.POLL})]] * 30)
-        firsts.append(next(((d.call, d.detector) for d in decisions if d.action == "block"), None))
-    assert firsts == [sc.POLL_BLOCK, sc.POLL_BLOCK_OPENCLAW, None], firsts
+        first = next(((d.call, d.detector) for d in decisions if d.action == "block"), None)
+        end = sc.the_end(decisions)
+        seen.append((first, end and (end.call, end.detector)))
+    assert seen == [(sc.POLL_BLOCK, None), (sc.POLL_BLOCK, sc.POLL_END_RECOMMENDED),
+                    (sc.POLL_BLOCK_OPENCLAW, None), (None, None)], seen
 
 
 def test_the_state_folder_keeps_at_most_max_sessions_files(tmp_path):
