@@ -48,6 +48,15 @@ pub struct Look<'a> {
     pub growth: u32,
 }
 
+/// For tests: `f` on a look at call `args` (tool 1, fold = `args`, [`Sketch::test_aim`]) after
+/// the entries `es`.
+#[cfg(test)]
+pub(crate) fn looking<T>(es: &[Entry], args: u8, f: impl FnOnce(&Look<'_>) -> T) -> T {
+    let entries = es.iter().copied().collect();
+    let call = Call { tool: "tool", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::test_aim(args) };
+    f(&Look { entries: &entries, call, growth: 0 })
+}
+
 /// The arguments with their cosmetics folded away: the words of every string, number and key,
 /// lower-cased, with quotes, punctuation and spacing dropped, sorted. `grep -rn "FooBar" src`
 /// and `grep -rn 'foobar' src` fold alike; `grep -rn parseConfig src` and `grep -rn

@@ -50,23 +50,14 @@ pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::detection::Levels;
-    use crate::tool_loop::beyond::look::Call;
-    use crate::tool_loop::beyond::sketch::Sketch;
+    use crate::tool_loop::beyond::look::looking;
+    use crate::tool_loop::beyond::streak::TEST_SETTINGS;
     use crate::tool_loop::beyond::trail::{entry, err, res, Entry};
 
-    const S: StreakSettings = StreakSettings {
-        same: Levels { warn_at: 3, block_at: 5 },
-        rerun: Levels { warn_at: 4, block_at: 8 },
-        varied: Levels { warn_at: 4, block_at: 8 },
-        aim_overlap: 10,
-    };
+    const S: StreakSettings = TEST_SETTINGS;
 
     fn of(es: &[Entry], args: u8) -> Option<(bool, u32)> {
-        let entries = es.iter().copied().collect();
-        let call =
-            Call { tool: "edit", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::test_aim(args) };
-        check(&Look { entries: &entries, call, growth: 0 }, &S).map(|f| (f.critical, f.count))
+        looking(es, args, |look| check(look, &S)).map(|f| (f.critical, f.count))
     }
 
     #[test]

@@ -54,23 +54,14 @@ pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::detection::Levels;
-    use crate::tool_loop::beyond::look::Call;
-    use crate::tool_loop::beyond::sketch::Sketch;
+    use crate::tool_loop::beyond::look::looking;
+    use crate::tool_loop::beyond::streak::TEST_SETTINGS;
     use crate::tool_loop::beyond::trail::{entry, res, Entry};
 
-    const S: StreakSettings = StreakSettings {
-        same: Levels { warn_at: 3, block_at: 5 },
-        rerun: Levels { warn_at: 4, block_at: 8 },
-        varied: Levels { warn_at: 4, block_at: 10 },
-        aim_overlap: 10,
-    };
+    const S: StreakSettings = TEST_SETTINGS;
 
     fn of(es: &[Entry], args: u8) -> Option<(bool, u32)> {
-        let entries = es.iter().copied().collect();
-        let call =
-            Call { tool: "grep", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::test_aim(args) };
-        check(&Look { entries: &entries, call, growth: 0 }, &S).map(|f| (f.critical, f.count))
+        looking(es, args, |look| check(look, &S)).map(|f| (f.critical, f.count))
     }
 
     #[test]
@@ -83,11 +74,11 @@ mod tests {
 
     #[test]
     fn different_searches_that_find_nothing_warn_late_and_block_much_later() {
-        let es: Vec<Entry> = (1..=9).map(|i| entry(1, i, Out::Nothing)).collect();
+        let es: Vec<Entry> = (1..=7).map(|i| entry(1, i, Out::Nothing)).collect();
         assert_eq!(of(&es[..2], 20), None);
         assert_eq!(of(&es[..3], 20), Some((false, 4)));
-        assert_eq!(of(&es[..8], 20), Some((false, 9)), "seven greps for different names: never denied");
-        assert_eq!(of(&es, 20), Some((true, 10)));
+        assert_eq!(of(&es[..6], 20), Some((false, 7)), "seven greps for different names: not denied");
+        assert_eq!(of(&es, 20), Some((true, 8)), "the variedBlockAt of these settings");
     }
 
     #[test]

@@ -61,6 +61,16 @@ pub struct Streak {
     pub out: Option<Out>,
 }
 
+/// For tests: block the same call at 5, a re-run at 8, other arguments warned at 4 and blocked at
+/// 8.
+#[cfg(test)]
+pub(crate) const TEST_SETTINGS: StreakSettings = StreakSettings {
+    same: crate::config::detection::Levels { warn_at: 3, block_at: 5 },
+    rerun: crate::config::detection::Levels { warn_at: 4, block_at: 8 },
+    varied: crate::config::detection::Levels { warn_at: 4, block_at: 8 },
+    aim_overlap: 10,
+};
+
 /// How strong the evidence of a streak is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Evidence {
@@ -158,14 +168,12 @@ pub fn streak(look: &Look<'_>, family: Family, overlap: u8) -> Streak {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool_loop::beyond::look::Call;
+    use crate::tool_loop::beyond::look::looking;
     use crate::tool_loop::beyond::sketch::Sketch;
     use crate::tool_loop::beyond::trail::{entry, err, res, Entry};
 
     fn of(es: &[Entry], args: u8, family: Family) -> (u32, u32) {
-        let entries = es.iter().copied().collect();
-        let call = Call { tool: "t", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::test_aim(args) };
-        let s = streak(&Look { entries: &entries, call, growth: 0 }, family, 10);
+        let s = looking(es, args, |look| streak(look, family, 10));
         (s.same, s.all)
     }
 
