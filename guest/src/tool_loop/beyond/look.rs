@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use super::sketch::Sketch;
+use super::sketch::{is_commentary, Sketch};
 use super::trail::Entry;
 use crate::digest::{name_id, Digest};
 use crate::json::Json;
@@ -74,19 +74,6 @@ pub fn fold(tool: u64, args: Option<&Json<'_>>) -> u64 {
         text.push_str(w);
     }
     name_id(&text)
-}
-
-/// Argument keys whose value is commentary for people, not part of what the call does: coding
-/// agents' shell tools take a `description` of each command (Claude Code's Bash, Gemini CLI's
-/// shell), and some tools a `thought` or an `explanation`. Two greps for different names with
-/// "Search the code for …" beside them are different calls; the same poll described in other
-/// words each time is the same call. Neither [`fold`] nor the aim
-/// ([`super::sketch::Sketch::of`]) reads them.
-pub const COMMENTARY_KEYS: &[&str] = &["description", "explanation", "thought", "rationale"];
-
-/// True for a key in [`COMMENTARY_KEYS`].
-pub fn is_commentary(key: &str) -> bool {
-    COMMENTARY_KEYS.contains(&key)
 }
 
 /// The most words folded per call: beyond, a longer argument is compared by its first words.

@@ -94,6 +94,19 @@ impl Aims {
     }
 }
 
+/// Argument keys whose value is commentary for people, not part of what the call does: coding
+/// agents' shell tools take a `description` of each command (Claude Code's Bash, Gemini CLI's
+/// shell), and some tools a `thought` or an `explanation`. Two greps for different names with
+/// "Search the code for …" beside them are different calls; the same poll described in other
+/// words each time is the same call. Neither the fold ([`super::look::fold`]) nor the aim
+/// ([`Sketch::of`]) reads them.
+pub const COMMENTARY_KEYS: &[&str] = &["description", "explanation", "thought", "rationale"];
+
+/// True for a key in [`COMMENTARY_KEYS`].
+pub fn is_commentary(key: &str) -> bool {
+    COMMENTARY_KEYS.contains(&key)
+}
+
 fn walk(v: &Json<'_>, key: &str, ids: &mut String, text: &mut String) {
     match v {
         Json::Str(s) => {
@@ -128,10 +141,9 @@ fn walk(v: &Json<'_>, key: &str, ids: &mut String, text: &mut String) {
         }
         Json::Arr(items) => items.iter().for_each(|i| walk(i, key, ids, text)),
         // Commentary (a command's `description`) says nothing of what the call aims at.
-        Json::Obj(members) => members
-            .iter()
-            .filter(|(k, _)| !super::look::is_commentary(k.as_str()))
-            .for_each(|(k, v)| walk(v, k.as_str(), ids, text)),
+        Json::Obj(members) => {
+            members.iter().filter(|(k, _)| !is_commentary(k.as_str())).for_each(|(k, v)| walk(v, k.as_str(), ids, text))
+        }
         _ => {}
     }
 }
