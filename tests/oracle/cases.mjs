@@ -6,7 +6,7 @@
 //                             both packages into cases/<name>/openclaw-<version>.jsonl
 //   node cases.mjs --check    run the driver again and fail if an output changed
 //
-// When the loopguard CLI is available ($LOOPGUARD, else /work/baseline-src/target/release/loopguard)
+// When the loopguard CLI is available ($LOOPGUARD, else the checkout's target/release/loopguard)
 // its decisions (the documented behaviour) are written too, as cases/<name>/loopguard.jsonl.
 //
 // A case that a package does not support gets `openclaw-<version>.unsupported.txt` (the driver's
@@ -206,7 +206,7 @@ function writeCase(name, c) {
   return dir;
 }
 
-const LOOPGUARD = process.env.LOOPGUARD || "/work/baseline-src/target/release/loopguard";
+const LOOPGUARD = process.env.LOOPGUARD || path.resolve(here, "../../target/release/loopguard");
 
 function runCase(dir, check) {
   let ok = true;

@@ -7,7 +7,7 @@
 //
 //   --replayer CMD   a shell command template; {config} and {trace} are replaced by the (quoted)
 //                    paths. Default: "<loopguard> replay --config {config} {trace}", where
-//                    <loopguard> is $LOOPGUARD or /work/baseline-src/target/release/loopguard.
+//                    <loopguard> is $LOOPGUARD or the checkout's target/release/loopguard.
 //   --openclaw DIR   the package the driver binds (default: ../openclaw/node_modules/openclaw)
 //   --driver-args    extra driver options, e.g. "--ignore-unsupported"
 //   --left/--right   compare saved outputs instead of running the replayer / the driver
@@ -93,7 +93,7 @@ function main() {
   let left, right;
   if (o.left) left = fs.readFileSync(o.left, "utf8");
   else {
-    const lg = process.env.LOOPGUARD || "/work/baseline-src/target/release/loopguard";
+    const lg = process.env.LOOPGUARD || path.resolve(here, "../../target/release/loopguard");
     const tpl = o.replayer ?? `${q(lg)} replay --config {config} {trace}`;
     left = run(tpl.replaceAll("{config}", q(o.config)).replaceAll("{trace}", q(o.trace)), [], "replayer", true);
   }
