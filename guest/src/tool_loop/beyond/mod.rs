@@ -33,6 +33,8 @@ pub mod sketch;
 pub mod streak;
 pub mod trail;
 
+use std::borrow::Cow;
+
 use look::{Call, Look};
 use sketch::Sketch;
 use trail::{Entry, Out, Trail};
@@ -62,14 +64,8 @@ pub fn check(
         return base;
     }
     trail.begin(facts.run, d.scope);
-    let owned;
-    let parsed = match call.args {
-        Args::Value(v) => Some(v),
-        Args::Text(t) => {
-            owned = json_value_with(t, "call.args-json", LoneKeys::Merge).ok();
-            owned.as_ref()
-        }
-    };
+    let given = parse_args(call.args);
+    let parsed = given.as_deref();
     let arg = parsed.and_then(growing_args::longest_string);
     if d.growing_args.is_some() {
         let grew = match (trail.last_arg(), arg) {
@@ -115,14 +111,8 @@ pub fn outcome(
         return base;
     }
     trail.begin(facts.run, d.scope);
-    let owned;
-    let parsed = match call.args {
-        Args::Value(v) => Some(v),
-        Args::Text(t) => {
-            owned = json_value_with(t, "call.args-json", LoneKeys::Merge).ok();
-            owned.as_ref()
-        }
-    };
+    let given = parse_args(call.args);
+    let parsed = given.as_deref();
     let mut args = Vec::new();
     if let Some(v) = parsed {
         strings(v, &mut args);
@@ -132,6 +122,15 @@ pub fn outcome(
         return base;
     }
     ladder::on_outcome(trail).unwrap_or(base)
+}
+
+/// The call's arguments as JSON: as given, or read from their text (`None` when that is not
+/// JSON: OpenClaw's layer has already named the error, and these detectors then see no aim).
+fn parse_args<'a>(args: Args<'a>) -> Option<Cow<'a, Json<'a>>> {
+    match args {
+        Args::Value(v) => Some(Cow::Borrowed(v)),
+        Args::Text(t) => json_value_with(t, "call.args-json", LoneKeys::Merge).ok().map(Cow::Owned),
+    }
 }
 
 /// OpenClaw's warning on identical arguments alone (`generic_repeat`, before its block, which

@@ -15,7 +15,7 @@
 //! [`Trail`](super::trail::Trail).
 
 use super::look::Look;
-use super::streak::{streak, verdict, Evidence, Family};
+use super::streak::{streak, verdict, Family};
 use super::trail::Out;
 use crate::config::detection::StreakSettings;
 use crate::digest::{key_digest, tag};
@@ -28,11 +28,7 @@ pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
     let (block, attempt, evidence) = verdict(&st, s)?;
     let tool = look.call.tool;
     let n = attempt - 1;
-    let how = match evidence {
-        Evidence::Same => "for this same call",
-        Evidence::Rerun => "for this same call, re-run after changes",
-        Evidence::Varied => "with these and other arguments",
-    };
+    let how = evidence.wording();
     if block {
         let m = format!(
             "loopguard: {tool} has failed {n} times in a row with the same error {how}; blocked. It will \

@@ -19,7 +19,7 @@
 //! [`Trail`](super::trail::Trail).
 
 use super::look::Look;
-use super::streak::{streak, verdict, Evidence, Family};
+use super::streak::{streak, verdict, Family};
 use super::trail::Out;
 use crate::config::detection::StreakSettings;
 use crate::digest::{key_digest, tag};
@@ -32,11 +32,7 @@ pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
     let tool = look.call.tool;
     let what = if st.out == Some(Out::Nothing) { "found nothing" } else { "returned the same result" };
     let n = attempt - 1;
-    let how = match evidence {
-        Evidence::Same => "for this same call",
-        Evidence::Rerun => "for this same call, re-run after changes",
-        Evidence::Varied => "with these and other arguments",
-    };
+    let how = evidence.wording();
     if block {
         let m = format!(
             "loopguard: {tool} {what} {n} times in a row {how}; blocked. Calling it again will not change \

@@ -82,6 +82,17 @@ pub enum Evidence {
     Varied,
 }
 
+impl Evidence {
+    /// How the messages say where the attempts came from.
+    pub fn wording(self) -> &'static str {
+        match self {
+            Evidence::Same => "for this same call",
+            Evidence::Rerun => "for this same call, re-run after changes",
+            Evidence::Varied => "with these and other arguments",
+        }
+    }
+}
+
 /// What a streak calls for under `s`: (block?, the attempt counting this call, the evidence);
 /// a block on any evidence wins over a warning, stronger evidence first.
 pub fn verdict(st: &Streak, s: &StreakSettings) -> Option<(bool, u32, Evidence)> {
