@@ -5,7 +5,7 @@ and import floors of docs/PERFORMANCE.md, side by side in one run.
     python3 scripts/bench-replay.py [--runs N] [--events N] [--seeds N] [--skip-import]
 
 What it compares, on the same traces (tests/oracle/gen-trace.mjs, fixed seeds):
-  - `loopguard replay` (target/release/loopguard, `cargo build --release -p loopguard-host`)
+  - `loopguard replay` (target/release/loopguard, `cargo build --release -p loopguard-cli`)
     against OpenClaw's TypeScript guard (tests/oracle/driver.mjs on
     tests/openclaw/node_modules/openclaw, Node 24) on a 200,000-event tool trace, bot-pair trace
     and burst-budget trace: whole process, wall time, paired alternating runs (A B, B A, ...) so

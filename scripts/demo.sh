@@ -23,11 +23,11 @@ fi
 # minutes on a small machine); compiled policies are cached, so replay is fast either way.
 PROFILE="${PROFILE:-debug}"
 if [ "$PROFILE" = release ]; then
-    echo "demo: cargo build --release -p loopguard-host" >&2
-    cargo build --release -q -p loopguard-host
+    echo "demo: cargo build --release -p loopguard-cli" >&2
+    cargo build --release -q -p loopguard-cli
 else
-    echo "demo: cargo build -p loopguard-host" >&2
-    cargo build -q -p loopguard-host
+    echo "demo: cargo build -p loopguard-cli" >&2
+    cargo build -q -p loopguard-cli
 fi
 OUT="$(mktemp)"
 trap 'rm -f "$OUT"' EXIT

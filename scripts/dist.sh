@@ -10,7 +10,7 @@
 #   dist/loopguard-<v>-*.whl, .tar.gz   PyPI `loopguard` wheel (manylinux, abi3) and sdist
 #   dist/openclaw-loopguard-<v>.tgz     the OpenClaw plugin (npm `loopguard` bundled inside)
 #   dist/agent-plugins/                 Claude Code, Codex and Gemini CLI plugins (dist/loopguard inside)
-#   dist/loopguard-host-<v>.crate, dist/loopguard-transcripts-<v>.crate   the Rust crates
+#   dist/loopguard-{policy,transcripts,host,cli}-<v>.crate   the Rust crates (library, CLI)
 #
 # Installs what it needs first (scripts/setup.sh). Native artifacts use the `dist` profile.
 set -euo pipefail
@@ -43,7 +43,7 @@ fi
 rm -rf "$ROOT/target/policy-repro"
 
 say "the CLI (cargo build --profile dist)"
-cargo build --locked --profile dist -p loopguard-host --bin loopguard >&2
+cargo build --locked --profile dist -p loopguard-cli >&2
 cp "$ROOT/target/dist/loopguard" "$DIST/loopguard"
 DIGEST="$("$DIST/loopguard" inspect "$DIST/loopguard_policy.wasm" | sed -n 's/^digest: //p')"
 printf '%s  loopguard_policy.wasm\n' "$DIGEST" > "$DIST/loopguard_policy.wasm.blake3"
@@ -74,8 +74,8 @@ say "the Rust crates (cargo package: self-contained, the policy shipped inside)"
 mkdir -p host/policy
 cp "$DIST/loopguard_policy.wasm" host/policy/loopguard_policy.wasm
 # The policy crate too: the transcripts crate uses its tool-name rule (one source for both).
-cargo package --locked --allow-dirty -p loopguard-policy -p loopguard-transcripts -p loopguard-host >&2
-cp target/package/loopguard-host-*.crate target/package/loopguard-transcripts-*.crate target/package/loopguard-policy-*.crate "$DIST/"
+cargo package --locked --allow-dirty -p loopguard-policy -p loopguard-transcripts -p loopguard-host -p loopguard-cli >&2
+for crate in policy transcripts host cli; do cp target/package/loopguard-$crate-*.crate "$DIST/"; done
 
 say "done:"
 (cd "$DIST" && ls -l | awk 'NR > 1 { printf "  %10d  %s\n", $5, $9 }') >&2

@@ -18,11 +18,19 @@ use serde_json::Value;
 /// What the agent-facing hosts assume where the user's document is silent.
 pub const AGENT_DEFAULTS: &str = r#"{"tools":{"loopDetection":{"enabled":true}},"loopguard":{"preset":"cautious"}}"#;
 
-/// The user's config document (JSON or JSON5; `{}` for none) with [`AGENT_DEFAULTS`] filled in
-/// where it is silent, as JSON text. An error names what is wrong with the document.
+/// The user's config document (JSON or JSON5; `{}` for none; a leading byte-order mark is
+/// skipped) with [`AGENT_DEFAULTS`] filled in where it is silent, as JSON text. An error names
+/// what is wrong with the document. The document is read once: JSON first (the common case,
+/// and the faster parser), JSON5 only when that fails.
 pub fn agent_config(document: &str) -> Result<String, String> {
-    let json = loopguard_transcripts::apply_overrides(document, &[] as &[&str]).map_err(|e| e.to_string())?;
-    let mut doc: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+    let document = document.strip_prefix('\u{feff}').unwrap_or(document);
+    let mut doc: Value = match serde_json::from_str(document) {
+        Ok(doc) => doc,
+        Err(_) => json5::from_str(document).map_err(|e| format!("the config is neither JSON nor JSON5: {e}"))?,
+    };
+    if !doc.is_object() {
+        return Err("the config must be an object at the top, like {\"tools\":{…}}".into());
+    }
     let defaults: Value = serde_json::from_str(AGENT_DEFAULTS).map_err(|e| e.to_string())?;
     fill(&mut doc, &defaults);
     Ok(doc.to_string())
@@ -81,6 +89,8 @@ mod tests {
     #[test]
     fn a_value_of_the_wrong_type_is_left_for_the_policy_to_name_and_bad_json_is_an_error() {
         assert_eq!(filled(json!({"tools": 3, "loopguard": []})), json!({"tools": 3, "loopguard": []}));
-        assert!(agent_config("{nope").is_err());
+        assert!(agent_config("{nope").is_err_and(|e| e.contains("neither JSON nor JSON5")));
+        assert!(agent_config("[1]").is_err_and(|e| e.contains("must be an object")));
+        assert!(agent_config("\u{feff}{}").is_ok(), "a byte-order mark is skipped");
     }
 }

@@ -16,11 +16,14 @@
 //! - [`SwappableGateway`]: the same calls under [`Supervision`]: a broken instance is restored
 //!   from its last snapshot, and [`SwappableGateway::swap`] replaces the policy while calls go on.
 //! - [`Error`]: every failure, with its [`ErrorKind`] and the path of the bad input.
+//! - [`store`]: the same decisions on state shared by several replicas ([`store::StoredGateway`]
+//!   over [`store::MemoryStore`], or Valkey/Redis with the cargo feature `redis`).
+//! - [`agent_config`] / [`AGENT_DEFAULTS`]: the one default document of the agent-facing hosts.
 //!
-//! The `loopguard` binary of this package is a CLI over the same API: `loopguard replay --config
-//! FILE TRACE` (one decision per event line; `--jobs N`, `--shadow FILE.wasm`, `--swap-at`),
-//! `loopguard transcripts PATH...` (replays OpenClaw's transcripts and reports per session),
-//! `loopguard inspect FILE.wasm` and `loopguard version`; `loopguard --help` lists the options.
+//! The products built on this library live apart: the `loopguard` command (crate
+//! `loopguard-cli`: `replay`, `transcripts`, `inspect`, the agent-CLI `hook` and the `mcp`
+//! proxy), the Python package and its LiteLLM guardrail (`packages/python`). ARCHITECTURE.md
+//! in the repository draws the whole house.
 //!
 //! ```no_run
 //! use loopguard_host::{Policy, ToolCall};
@@ -63,5 +66,5 @@ pub use policy::{
 };
 pub use swap::{FailureMode, Health, Supervision, SwapReport, SwappableGateway};
 
-/// This crate's (and the CLI's) version.
+/// This crate's version (the CLI's too: the workspace releases them together).
 pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");

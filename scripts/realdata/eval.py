@@ -209,7 +209,7 @@ def main() -> None:
         built = [p for p in (ROOT / "target/release/loopguard", ROOT / "target/debug/loopguard") if p.exists()]
         path = a.cli or (str(max(built, key=lambda p: p.stat().st_mtime)) if built else None)
         if not path:
-            sys.exit("no loopguard binary: build one with `cargo build -p loopguard-host --bin loopguard`")
+            sys.exit("no loopguard binary: build one with `cargo build -p loopguard-cli`")
         cli = [path]
     labels = []
     for name in ("labels.jsonl", "labels-extra.jsonl"):

@@ -6,7 +6,7 @@ see each other). Prints one line per trajectory that got a warning or a block, t
 
 Usage:
   python3 scripts/realdata/guard_report.py [--data DIR] [--config FILE] [--cli PATH] [--json OUT]
-Without --cli the CLI is run with `cargo run -q -p loopguard-host --`.
+Without --cli the CLI is run with `cargo run -q -p loopguard-cli --`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the per-trajectory results here")
     a = ap.parse_args()
     d = data_dir(a.data)
-    cli = [a.cli] if a.cli else ["cargo", "run", "-q", "-p", "loopguard-host", "--"]
+    cli = [a.cli] if a.cli else ["cargo", "run", "-q", "-p", "loopguard-cli", "--"]
     per: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         config = a.config or Path(tmp, "config.json")

@@ -18,7 +18,7 @@ if [ -z "${LOOPGUARD_BIN:-}" ]; then
     if [ -x "$ROOT/dist/loopguard" ]; then
         LOOPGUARD_BIN="$ROOT/dist/loopguard"
     else
-        [ -x "$ROOT/target/release/loopguard" ] || cargo build -q --release -p loopguard-host --bin loopguard
+        [ -x "$ROOT/target/release/loopguard" ] || cargo build -q --release -p loopguard-cli
         LOOPGUARD_BIN="$ROOT/target/release/loopguard"
     fi
 fi

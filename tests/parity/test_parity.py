@@ -1,7 +1,7 @@
 """Parity: every example trace (examples/traces/*/: tool, bot and group events) replayed by every
 host, all loading the one built policy, target/policy/wasm32-wasip2/release/loopguard_policy.wasm:
 
-- the Rust host CLI (target/debug/loopguard, else `cargo run -p loopguard-host`) with --policy,
+- the Rust host CLI (target/debug/loopguard, else `cargo run -p loopguard-cli`) with --policy,
 - the stock wasmtime CLI (`wasmtime run --invoke 'replay("…", "…")'`),
 - Node (examples/node-gateway/replay.mjs, which imports the npm `loopguard` package built from
   that .wasm: packages/node/generated/),
@@ -78,7 +78,7 @@ def test_node_and_python_run_the_one_built_policy() -> None:
 
 def rust_host(config: Path, trace: Path) -> bytes:
     binary = ROOT / "target/debug/loopguard"
-    prefix = [str(binary)] if binary.is_file() else [_tool("cargo", "install Rust"), "run", "-q", "-p", "loopguard-host", "--bin", "loopguard", "--"]
+    prefix = [str(binary)] if binary.is_file() else [_tool("cargo", "install Rust"), "run", "-q", "-p", "loopguard-cli", "--"]
     return _run([*prefix, "replay", "--config", str(config), "--policy", str(WASM), str(trace)])
 
 

@@ -18,7 +18,7 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-proxies.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 what="${1:-all}"
 # The proxy under test (mcp) and the policy's own answers (`replay`, `hook`) for both parts.
-cargo build -q -p loopguard-host --bin loopguard
+cargo build -q -p loopguard-cli
 
 if [ "$what" = all ] || [ "$what" = mcp ]; then
     EVERYTHING="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"

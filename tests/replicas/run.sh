@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 command -v redis-server >/dev/null || { echo "replicas: redis-server is missing; run scripts/setup-redis.sh" >&2; exit 1; }
 BIN="${LOOPGUARD_BIN:-$ROOT/target/debug/loopguard}"
-[ -x "$BIN" ] || cargo build -q -p loopguard-host --bin loopguard
+[ -x "$BIN" ] || cargo build -q -p loopguard-cli
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3
 "$PY" tests/replicas/storm.py --bin "$BIN" "$@"

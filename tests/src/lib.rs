@@ -1,7 +1,7 @@
 //! Shared utilities for loopguard's cross-implementation tests.
 //!
 //! Why a library: the same scenario traces are checked through the host library, the CLI
-//! (`host/tests/`, which alone can see the `loopguard` binary) and the wasmtime CLI; they must
+//! (`cli/tests/`, which alone can see the `loopguard` binary) and the wasmtime CLI; they must
 //! find the scenarios, the built component and the tools the same way, and fail the same way:
 //! printing the command, status, stdout and stderr.
 

@@ -7,9 +7,8 @@
 //! Where each reader skips it: the transcript files in `read/lines.rs` (`for_each_line`: the
 //! JSONL of every source) and `read/trajectory.rs` (`events.jsonl`, `manifest.json`,
 //! `session-branch.json`), the legacy `sessions.json` in `read/discover.rs`, a config in
-//! [`crate::apply_overrides`] (the policy's own config reader skips it too); in the host, a trace
-//! (`cli/run.rs`, `cli/store.rs`), the transcripts on stdin and a hook's event on stdin
-//! (`cli/hook/mod.rs`).
+//! [`crate::apply_overrides`] (the policy's own config reader skips it too); in the CLI, a trace
+//! (`cli/src/replay/`), the transcripts on stdin and a hook's event on stdin (`cli/src/hook/`).
 
 use std::io::BufRead;
 

@@ -17,7 +17,7 @@
 //! | backend | file | when |
 //! |---|---|---|
 //! | in process | [`memory`] | one replica, tests, and every replica's local fallback |
-//! | Valkey / Redis ≥ 7.0 | [`redis`] | several replicas sharing budgets |
+//! | Valkey / Redis ≥ 7.0 | `redis` (cargo feature `redis`) | several replicas sharing budgets |
 //!
 //! When the store fails (down, slow, full, a blob this policy cannot read) the decision is made
 //! on the replica's local state within [`StoreOptions::deadline`] (or refused, with
@@ -27,9 +27,11 @@
 pub mod decide;
 pub mod kv;
 pub mod memory;
+#[cfg(feature = "redis")]
 pub mod redis;
 
 pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via};
 pub use kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 pub use memory::MemoryStore;
+#[cfg(feature = "redis")]
 pub use redis::{redacted, RedisStore, StoreTls};

@@ -25,7 +25,7 @@ export function loopguardCli() {
     .map((p) => path.join(REPO, 'target', p, 'loopguard'))
     .filter((f) => fs.existsSync(f))
     .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  if (!found.length) throw new Error('target/{debug,release}/loopguard not found: build it with `cargo build -p loopguard-host --bin loopguard`');
+  if (!found.length) throw new Error('target/{debug,release}/loopguard not found: build it with `cargo build -p loopguard-cli`');
   return found[0];
 }
 

@@ -1,13 +1,13 @@
 //! The `loopguard` CLI end to end: golden traces, `version`, and bad input that must end in exit
 //! code 2 with one clear line on stderr (never a panic or a backtrace).
 //!
-//! These live in the host crate because only its own tests see `CARGO_BIN_EXE_loopguard`.
+//! These live in the CLI crate because only its own tests see `CARGO_BIN_EXE_loopguard`.
 
 use std::path::PathBuf;
 
 use loopguard_tests::{diff_decisions, policy_wasm, scenarios, workspace_root, Run, Scenario, TempDir};
 
-/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/cli/replay/mod.rs`).
+/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/replay/stream.rs`).
 const CHUNK_BYTES: usize = 256 << 10;
 
 fn bin() -> PathBuf {

@@ -23,26 +23,22 @@ pub mod relay;
 pub mod stdio;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
-use loopguard_host::{FailureMode, Policy, Supervision, SwappableGateway};
+use loopguard_host::{Supervision, SwappableGateway};
+
+use crate::options::{Config, PolicyArgs};
 
 /// `loopguard mcp`.
 #[derive(Debug, Args)]
-pub struct Mcp {
-    /// OpenClaw-style config document (JSON or JSON5); where it is silent, detection is on with
-    /// the `cautious` preset (the agent-facing hosts' one default, `loopguard_host::AGENT_DEFAULTS`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Policy component to use instead of the embedded one.
-    #[arg(long, value_name = "FILE.wasm")]
-    pub policy: Option<PathBuf>,
-    /// If the policy breaks on a decision, block the call instead of letting it through.
-    #[arg(long)]
-    pub fail_closed: bool,
+pub struct McpArgs {
+    // The policy, the config (where it is silent, detection is on with the `cautious` preset:
+    // the agent-facing hosts' one default, `loopguard_host::AGENT_DEFAULTS`) and the fail mode
+    // (`--fail-closed`: a call the broken policy cannot decide is blocked).
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Serve streamable HTTP on this address (with --upstream) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
@@ -55,7 +51,7 @@ pub struct Mcp {
 }
 
 /// Runs the proxy; returns the exit code (the stdio server's).
-pub fn run(args: Mcp) -> anyhow::Result<i32> {
+pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     let http = match (&args.listen, &args.upstream, args.command.is_empty()) {
         (Some(listen), Some(upstream), true) => Some((*listen, upstream.clone())),
         (None, None, false) => None,
@@ -68,28 +64,10 @@ pub fn run(args: Mcp) -> anyhow::Result<i32> {
             bail!("mcp needs a server command after `--` (stdio) or --listen ADDR --upstream URL (HTTP)")
         }
     };
-    let text = match &args.config {
-        Some(path) => {
-            std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?
-        }
-        None => "{}".to_string(),
-    };
-    let name = args.config.as_ref().map_or("(built-in default)".to_string(), |p| p.display().to_string());
-    let config = loopguard_host::agent_config(&text).map_err(|e| anyhow::anyhow!("invalid config {name}: {e}"))?;
-    // A cache that cannot be used only costs start-up time.
-    let _ = loopguard_host::use_default_compile_cache();
-    let policy = match &args.policy {
-        Some(path) => Policy::from_file(path)?,
-        None => Policy::embedded()?,
-    };
-    let supervision = Supervision {
-        failure_mode: if args.fail_closed { FailureMode::Closed } else { FailureMode::Open },
-        ..Supervision::default()
-    };
-    let gateway = SwappableGateway::new(policy, &config, supervision).map_err(|e| match &args.config {
-        Some(path) => anyhow::Error::new(e).context(path.display().to_string()),
-        None => e.into(),
-    })?;
+    let config = Config::read(args.policy.config.as_deref())?.with_agent_defaults()?;
+    let policy = args.policy.policy()?;
+    let supervision = Supervision { failure_mode: args.policy.failure_mode(), ..Supervision::default() };
+    let gateway = SwappableGateway::new(policy, &config.text, supervision).map_err(|e| config.refused(e))?;
     let guard = Arc::new(guard::Guard::new(gateway));
     match http {
         Some((listen, upstream)) => http::run(guard, listen, &upstream).map(|()| 0),
@@ -102,11 +80,11 @@ mod tests {
     use super::*;
 
     fn refused(args: &[&str]) -> String {
-        let cli = match crate::cli::parse(args.iter().map(|s| s.to_string())) {
+        let cli = match crate::args::parse(args.iter().map(|s| s.to_string())) {
             Ok(Ok(cli)) => cli,
             other => panic!("{args:?} did not parse: {other:?}"),
         };
-        let Some(crate::cli::Command::Mcp(m)) = cli.command else { panic!("not mcp") };
+        let Some(crate::args::Command::Mcp(m)) = cli.command else { panic!("not mcp") };
         format!("{:#}", run(m).expect_err("refused"))
     }
 

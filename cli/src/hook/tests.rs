@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{config, HookArgs, Host};
+use crate::options::PolicyArgs;
 
 #[test]
 fn a_json5_config_file_is_read_and_filled() {
@@ -14,9 +15,7 @@ fn a_json5_config_file_is_read_and_filled() {
     let args = HookArgs {
         host: Host::ClaudeCode,
         state_dir: None,
-        config: Some(path.clone()),
-        policy: None,
-        fail_closed: false,
+        policy: PolicyArgs { config: Some(path.clone()), ..PolicyArgs::default() },
         timeout_ms: None,
         max_sessions: 1,
         max_state_bytes: 1,

@@ -1,21 +1,11 @@
 //! The command line: clap's derive API, and clap's errors turned into the CLI's one-line
-//! `loopguard: …` messages. Nothing here decides anything about the policy: `run.rs` calls the
-//! library with what was parsed.
+//! `loopguard: …` messages. Each command's own options live in its folder, the options they
+//! share in `options.rs`; nothing here decides anything.
 
-pub mod hook;
-pub mod mcp;
-pub mod parallel;
-pub mod replay;
-pub mod run;
-pub mod store;
-pub mod transcripts;
-
-use std::num::NonZeroU64;
 use std::path::PathBuf;
 
-use clap::builder::TypedValueParser as _;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 const ABOUT: &str = "loopguard: a loop guard for AI-agent gateways";
 
@@ -59,7 +49,7 @@ pub enum Command {
         override_usage = "loopguard replay --config FILE [--policy FILE.wasm] [OPTIONS] TRACE|-",
         after_help = AFTER
     )]
-    Replay(Replay),
+    Replay(crate::replay::ReplayArgs),
     /// Read OpenClaw's transcripts (a state directory, an agent's .sqlite, a JSONL transcript or a
     /// directory of them, a trajectory export), replay them, and report per session where the
     /// guard warns, blocks and aborts; with --set/--compare, what changes under another config.
@@ -68,19 +58,26 @@ pub enum Command {
                           [--set KEY=VALUE]... [--compare FILE] [OPTIONS] PATH...",
         after_help = AFTER
     )]
-    Transcripts(Transcripts),
+    Transcripts(crate::transcripts::TranscriptsArgs),
     /// Serve one hook event of Claude Code, Codex or Gemini CLI: the event on stdin, the answer
     /// on stdout (see docs/AGENT-CLIS.md).
+    ///
+    /// The policy, the config and the fail mode also come from LOOPGUARD_POLICY,
+    /// LOOPGUARD_CONFIG and LOOPGUARD_FAIL_MODE=closed. Without a config the hook reads
+    /// config.json5 or config.json in the state folder, else `{}`; tool-loop detection is on with
+    /// the `cautious` preset unless the document says otherwise (`enabled: false`,
+    /// `loopguard.preset: "off"`). --fail-closed: when the hook fails, deny the tool call instead
+    /// of letting it run.
     #[command(
         override_usage = "loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]"
     )]
-    Hook(hook::HookArgs),
+    Hook(crate::hook::HookArgs),
     /// Run an MCP server behind the loop guard: stdio (`-- <server command…>`) or streamable
     /// HTTP (`--listen ADDR --upstream URL`); every message passes untouched except a blocked
     /// `tools/call` (see docs/PROXIES.md).
     #[command(override_usage = "loopguard mcp [--config FILE] [--policy FILE.wasm] -- <server command…>\n       \
                                 loopguard mcp [--config FILE] --listen ADDR --upstream URL")]
-    Mcp(mcp::Mcp),
+    Mcp(crate::mcp::McpArgs),
     /// Print what a policy component says about itself: size, digest, versions, imports.
     #[command(override_usage = "loopguard inspect FILE.wasm")]
     Inspect {
@@ -94,93 +91,6 @@ pub enum Command {
         #[arg(long, value_name = "FILE.wasm")]
         policy: Option<PathBuf>,
     },
-}
-
-/// Options shared by the commands that load a policy.
-#[derive(Debug, Args)]
-pub struct PolicyArgs {
-    /// Policy component to use instead of the embedded one.
-    #[arg(long, value_name = "FILE.wasm")]
-    pub policy: Option<PathBuf>,
-    /// Refuse the policy unless its blake3 digest is HEX (checked before compiling).
-    #[arg(long, value_name = "HEX")]
-    pub expect_digest: Option<String>,
-    /// Deadline of one typed call into the policy (default 100).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..).try_map(NonZeroU64::try_from))]
-    pub deadline_ms: Option<NonZeroU64>,
-    /// Memory cap of a policy instance (default 256).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..).try_map(NonZeroU64::try_from))]
-    pub memory_mib: Option<NonZeroU64>,
-    /// If the policy breaks on a decision, block instead of allow.
-    #[arg(long)]
-    pub fail_closed: bool,
-    /// Workers, each with its own policy instance, the first on the thread that reads the trace
-    /// (default: the machine's available parallelism). The output is byte for byte the same for
-    /// any N.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub jobs: Option<u64>,
-}
-
-/// `loopguard replay`.
-#[derive(Debug, Args)]
-pub struct Replay {
-    /// OpenClaw-style config document (`{}` = defaults).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Hot-swap the policy right before trace line N (the replay then runs on one worker) …
-    #[arg(long, value_name = "N")]
-    pub swap_at: Option<u64>,
-    /// … to this component, keeping the state (both options together).
-    #[arg(long, value_name = "FILE.wasm")]
-    pub swap_to: Option<PathBuf>,
-    /// Run this candidate beside the policy; stdout stays the policy's decisions, each differing
-    /// line goes to stderr as {"shadow_diff":{…}}, then a summary (on one worker).
-    #[arg(long, value_name = "FILE.wasm")]
-    pub shadow: Option<PathBuf>,
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    #[command(flatten)]
-    pub store: store::StoreArgs,
-    /// The trace (JSON Lines), or `-` for stdin. Tool events are sharded by session over --jobs
-    /// workers; bot and group events stay on one. A trace on stdin, --swap-at and --shadow run on
-    /// one worker.
-    #[arg(value_name = "TRACE|-")]
-    pub trace: Option<String>,
-    /// More positional arguments (refused with a clear message).
-    #[arg(hide = true)]
-    pub extra: Vec<String>,
-}
-
-/// `loopguard transcripts`.
-#[derive(Debug, Args)]
-pub struct Transcripts {
-    /// The OpenClaw config to replay under (JSON or JSON5; default `{}`, OpenClaw's defaults,
-    /// in which the rolling loop detectors are off).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// What-if: replay again with KEY (a dotted config path, e.g.
-    /// tools.loopDetection.warningThreshold) set to VALUE (JSON, else text); repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// What-if: replay again under this config (--set applies on top of it).
-    #[arg(long, value_name = "FILE")]
-    pub compare: Option<PathBuf>,
-    /// Decide as the agent-facing hosts do (`loopguard hook`, `loopguard mcp`, the LiteLLM
-    /// guardrail): their default document filled in wherever the configs are silent.
-    #[arg(long)]
-    pub agent_default: bool,
-    /// Write the report (and the what-if changes) as JSON Lines.
-    #[arg(long, conflicts_with = "trace")]
-    pub json: bool,
-    /// Write the derived trace events (the trace format) instead of a report; no replay.
-    #[arg(long)]
-    pub trace: bool,
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    /// Where the transcripts are; `-` reads one from stdin. A file whose name says nothing (a pipe
-    /// such as `<(cat x.jsonl)`, `session.txt`) is told by its first line.
-    #[arg(value_name = "PATH", required = true)]
-    pub paths: Vec<PathBuf>,
 }
 
 /// Parses the arguments; help (`Ok(Err(text))`) is not an error.

@@ -26,8 +26,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use loopguard_host::{LoadOptions, Policy};
+use loopguard_host::Policy;
 use serde_json::Value;
+
+use crate::options::{Config, PolicyArgs};
 
 use event::{Answer, Event, Hook, Point, Reply};
 use state::{Bounds, StateDir};
@@ -53,18 +55,9 @@ pub struct HookArgs {
     /// $CLAUDE_PLUGIN_DATA, else ~/.claude/loopguard, $CODEX_HOME/loopguard or ~/.gemini/loopguard).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// The config document (default: $LOOPGUARD_CONFIG, else config.json5 or config.json in the
-    /// state folder, else `{}`); tool-loop detection is on with the `cautious` preset unless it
-    /// says otherwise (`enabled: false`, `loopguard.preset: "off"`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Policy component to use instead of the embedded one (default: $LOOPGUARD_POLICY).
-    #[arg(long, value_name = "FILE.wasm")]
-    pub policy: Option<PathBuf>,
-    /// When the hook fails, deny the tool call instead of letting it run (also
-    /// LOOPGUARD_FAIL_MODE=closed).
-    #[arg(long)]
-    pub fail_closed: bool,
+    // The policy, the config and the fail mode; the command's help says where else they come from.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// The longest the hook may take before it answers in the fail mode (default 5000, or
     /// $LOOPGUARD_HOOK_TIMEOUT_MS). A warm call takes milliseconds; the first call on a machine
     /// compiles the policy (about a second), unless `SessionStart` already did.
@@ -92,7 +85,7 @@ enum Progress {
 /// Runs one hook call: answers on stdout and exits with the answer's code.
 pub fn run(args: HookArgs) -> anyhow::Result<()> {
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let closed = args.fail_closed || env("LOOPGUARD_FAIL_MODE").is_some_and(|v| v == "closed");
+    let closed = args.policy.fail_closed || env("LOOPGUARD_FAIL_MODE").is_some_and(|v| v == "closed");
     let timeout = args
         .timeout_ms
         .or_else(|| env("LOOPGUARD_HOOK_TIMEOUT_MS").and_then(|v| v.to_str()?.parse().ok()))
@@ -248,29 +241,18 @@ fn log_failure(dir: &Option<PathBuf>, line: &str) {
 fn config(args: &HookArgs, dir: &Path) -> Result<(String, String), String> {
     let env = std::env::var_os("LOOPGUARD_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from);
     let found = args
+        .policy
         .config
         .clone()
         .or(env)
         .or_else(|| ["config.json5", "config.json"].iter().map(|name| dir.join(name)).find(|path| path.is_file()));
-    let (name, text) = match found {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-            (path.display().to_string(), text)
-        }
-        None => ("(built-in default)".to_string(), "{}".to_string()),
-    };
-    let json = loopguard_host::agent_config(&text).map_err(|e| format!("invalid config {name}: {e}"))?;
-    Ok((name, json))
+    let config = Config::read(found.as_deref()).and_then(Config::with_agent_defaults).map_err(|e| format!("{e:#}"))?;
+    Ok((config.name(), config.text))
 }
 
+/// The policy: `--policy`, else $LOOPGUARD_POLICY, else the embedded one.
 fn load_policy(args: &HookArgs) -> Result<Policy, String> {
-    // A cache that cannot be used only costs time.
-    let _ = loopguard_host::use_default_compile_cache();
     let env = std::env::var_os("LOOPGUARD_POLICY").filter(|v| !v.is_empty()).map(PathBuf::from);
-    match args.policy.clone().or(env) {
-        Some(path) => Policy::from_file_with(&path, &LoadOptions::default())
-            .map_err(|e| format!("cannot load policy {}: {e}", path.display())),
-        None => Policy::embedded().map_err(|e| format!("cannot load the embedded policy: {e}")),
-    }
+    let policy = PolicyArgs { policy: args.policy.policy.clone().or(env), ..args.policy.clone() };
+    policy.policy().map_err(|e| e.to_string())
 }

@@ -1,9 +1,19 @@
-//! The `loopguard` CLI: argument parsing (`cli`), then calls into `loopguard_host`.
+//! The `loopguard` command: the products built on the `loopguard_host` library, one folder per
+//! command (`replay`, `transcripts`, `inspect` and `version`, the agent-CLI `hook`, the `mcp`
+//! proxy), the options they share and their one loader in `options.rs`, the command line in
+//! `args.rs`. No file here decides anything about loops: the policy does.
 //!
 //! Exit codes: 0 success, 2 any error (one line `loopguard: <message>` on stderr);
 //! `transcripts` exits 1 when its report was written but some input could not be read.
 
-mod cli;
+mod args;
+mod hook;
+mod inspect;
+mod mcp;
+mod options;
+mod parallel;
+mod replay;
+mod transcripts;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,17 +30,17 @@ fn main() -> ExitCode {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("loopguard: internal error{at}: {}; please report it", one_line(&what));
     }));
-    let result = std::panic::catch_unwind(|| match cli::parse(std::env::args().skip(1)) {
-        Ok(Ok(parsed)) => cli::run::run(parsed),
+    let result = std::panic::catch_unwind(|| match args::parse(std::env::args().skip(1)) {
+        Ok(Ok(parsed)) => run(parsed),
         Ok(Err(help)) => {
             std::io::stdout().write_all(help.as_bytes()).map_err(anyhow::Error::from)?;
-            Ok(cli::run::Exit::Success)
+            Ok(Exit::Success)
         }
         Err(usage) => Err(anyhow::anyhow!(usage)),
     });
     match result {
-        Ok(Ok(cli::run::Exit::Success)) => ExitCode::SUCCESS,
-        Ok(Ok(cli::run::Exit::InputErrors)) => ExitCode::from(1),
+        Ok(Ok(Exit::Success)) => ExitCode::SUCCESS,
+        Ok(Ok(Exit::InputErrors)) => ExitCode::from(1),
         // The reader went away (`loopguard replay … | head`): that is how pipes end, not an error.
         Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Ok(Err(err)) => {
@@ -39,6 +49,35 @@ fn main() -> ExitCode {
         }
         Err(_) => ExitCode::from(2),
     }
+}
+
+/// What the process exits with when nothing failed outright.
+pub enum Exit {
+    /// Everything worked.
+    Success,
+    /// The output was written, but some input could not be read (said on stderr).
+    InputErrors,
+}
+
+/// Runs a parsed command line.
+fn run(cli: args::Cli) -> anyhow::Result<Exit> {
+    let command = match cli.command {
+        Some(c) if !cli.version => c,
+        _ => args::Command::Version { policy: None },
+    };
+    match command {
+        args::Command::Version { policy } => inspect::version(policy)?,
+        args::Command::Inspect { file } => inspect::inspect(&file)?,
+        args::Command::Replay(r) => replay::run(r)?,
+        args::Command::Transcripts(t) => return transcripts::run(t),
+        args::Command::Hook(h) => hook::run(h)?,
+        // The proxy exits with its stdio server's exit code.
+        args::Command::Mcp(m) => match mcp::run(m)? {
+            0 => {}
+            code => std::process::exit(code),
+        },
+    }
+    Ok(Exit::Success)
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

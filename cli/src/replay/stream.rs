@@ -7,8 +7,7 @@
 
 use std::io::{BufRead, Write};
 
-pub(crate) mod read;
-
+use super::read;
 use loopguard_host::Gateway;
 use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
@@ -234,6 +233,3 @@ fn decide<G: ApplyEvents + ?Sized>(gateway: &mut G, text: &str, first_line: u64,
     let decisions = gateway.apply_events(text, first_line)?;
     out.write_all(decisions.as_bytes()).map_err(|source| Error::io("writing the decisions", source))
 }
-
-#[cfg(test)]
-mod tests;

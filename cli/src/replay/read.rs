@@ -1,6 +1,6 @@
 //! Reading a trace in the chunks one worker reads it in, without reading it line by line.
 //!
-//! [`crate::cli::replay::stream`] cuts the trace into whole lines until a chunk holds at least
+//! [`super::stream::stream`] cuts the trace into whole lines until a chunk holds at least
 //! `chunk_bytes`: a chunk ends at the first line end at or after byte `chunk_bytes - 1`. The
 //! reader's buffer is copied into the chunk up to that line end in one piece per buffer, and the
 //! lines are counted with `memchr`. Why not `read_until` per line: with a UTF-8 check per line

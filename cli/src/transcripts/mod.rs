@@ -16,6 +16,7 @@
 //! Anything unreadable is an error line naming the file, the session and the row or line; the
 //! other sessions are read all the same, and [`Finished::errors`] counts the lines.
 
+mod command;
 mod session;
 mod spool;
 
@@ -29,7 +30,8 @@ use loopguard_transcripts::{
     discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress,
 };
 
-use crate::cli::parallel::{keeps_sessions, worker_of};
+use crate::parallel::{keeps_sessions, worker_of};
+pub use command::{run, TranscriptsArgs};
 use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
 use loopguard_host::{Supervision, SwappableGateway};
