@@ -24,11 +24,13 @@
 //! [`StoreFailure::Closed`]), counted in [`StoreStats`], logged once per episode; the replica
 //! returns to the store when it answers again. docs/SCALING.md has the keys, sizes and figures.
 
+pub mod clock;
 pub mod decide;
 pub mod kv;
 pub mod memory;
 pub mod redis;
 
+pub use clock::{Clock, SystemClock};
 pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via};
 pub use kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 pub use memory::MemoryStore;
