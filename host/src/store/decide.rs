@@ -12,11 +12,17 @@
 //! [`StoreFailure::Open`] (the default, as Envoy's and Kong's rate limiters) the decision is made
 //! on this replica's local state ([`MemoryStore`]), the same path; with [`StoreFailure::Closed`]
 //! it is refused ([`Via::Refused`]) and the gateway drops the event. A failure starts an episode,
-//! logged once on stderr; the store is tried again at the next decision, then after 5, 20, 80 ms,
-//! … up to [`StoreOptions::retry_after`] while it keeps failing; when it answers the episode ends
-//! (logged once) and the local state is dropped, the store's being the truth. While an episode
+//! reported once; the store is tried again at the next decision, then after 5, 20, 80 ms, … up
+//! to [`StoreOptions::retry_after`] while it keeps failing; when it answers the episode ends
+//! (reported once) and the local state is dropped, the store's being the truth. While an episode
 //! lasts, each replica's budget is its own again (at most N times the budget for N replicas).
 //! Every decision is made exactly once, whatever fails. Time is read from a [`Clock`].
+//!
+//! Reports go through the `log` facade, target [`LOG_TARGET`]: `warn` when an episode begins and
+//! for each value this policy cannot read, `info` when the store answers again. A library must
+//! not write to its process's stderr (a server embedding it, or the Python wheel, owns that and
+//! routes its own logs); with `log` the program decides where the lines go, and with no logger
+//! installed they go nowhere. The `loopguard` CLI installs one that prints them on stderr.
 
 use std::time::{Duration, Instant};
 
@@ -92,6 +98,10 @@ pub struct Decided {
     /// Compare-and-set conflicts it retried.
     pub retries: u32,
 }
+
+/// The `log` target of the store loop's reports: stable whatever the module path, so that a
+/// program can route or filter them by name.
+pub const LOG_TARGET: &str = "loopguard::store";
 
 /// Counters for health checks and metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -189,7 +199,8 @@ impl StoredGateway {
             Err(Miss::Policy(e)) => Err(e),
             Err(Miss::Store(e)) if e.kind == StoreErrorKind::Unreadable => {
                 self.stats.unreadable += 1;
-                eprintln!("loopguard: {} key {key}: {e}; this decision is made on local state", self.store.describe());
+                let store = self.store.describe();
+                log::warn!(target: LOG_TARGET, "{store} key {key}: {e}; this decision is made on local state");
                 self.fallback(key, event, line)
             }
             Err(Miss::Store(e)) => {
@@ -260,7 +271,7 @@ impl StoredGateway {
                     StoreFailure::Open => "deciding on local state",
                     StoreFailure::Closed => "refusing decisions (fail closed)",
                 };
-                eprintln!("loopguard: {} failed ({e}); {mode} until it answers", self.store.describe());
+                log::warn!(target: LOG_TARGET, "{} failed ({e}); {mode} until it answers", self.store.describe());
                 let next_try = now + backoff(1, self.options.retry_after);
                 self.episode = Some(Episode { since: now, next_try, failures: 1, local_decisions: 0 });
             }
@@ -269,8 +280,9 @@ impl StoredGateway {
 
     fn recovered(&mut self) {
         if let Some(e) = self.episode.take() {
-            eprintln!(
-                "loopguard: {} answers again after {:.1} s; {} decisions were made without it",
+            log::info!(
+                target: LOG_TARGET,
+                "{} answers again after {:.1} s; {} decisions were made without it",
                 self.store.describe(),
                 self.clock.now().saturating_duration_since(e.since).as_secs_f64(),
                 e.local_decisions

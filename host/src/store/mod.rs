@@ -21,8 +21,9 @@
 //!
 //! When the store fails (down, slow, full, a blob this policy cannot read) the decision is made
 //! on the replica's local state within [`StoreOptions::deadline`] (or refused, with
-//! [`StoreFailure::Closed`]), counted in [`StoreStats`], logged once per episode; the replica
-//! returns to the store when it answers again. docs/SCALING.md has the keys, sizes and figures.
+//! [`StoreFailure::Closed`]), counted in [`StoreStats`], reported once per episode (through
+//! the `log` facade, target [`LOG_TARGET`]); the replica returns to the store when it answers
+//! again. docs/SCALING.md has the keys, sizes and figures.
 
 pub mod clock;
 pub mod decide;
@@ -31,7 +32,7 @@ pub mod memory;
 pub mod redis;
 
 pub use clock::{Clock, SystemClock};
-pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via};
+pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via, LOG_TARGET};
 pub use kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 pub use memory::MemoryStore;
 pub use redis::{redacted, RedisStore, StoreTls};
