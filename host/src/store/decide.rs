@@ -112,7 +112,8 @@ pub struct StoreStats {
     pub on_local: u64,
     /// Decisions refused because the store failed (fail-closed).
     pub refused: u64,
-    /// Compare-and-set conflicts retried.
+    /// Compare-and-set conflicts met: each was retried, but for the one that ended a decision's
+    /// retries (counted in `store_errors` too).
     pub cas_retries: u64,
     /// Store failures (errors, timeouts, retries exhausted).
     pub store_errors: u64,
@@ -333,3 +334,6 @@ fn decide_on(
         Err(e) => Err(Miss::Policy(e)),
     }
 }
+
+#[cfg(test)]
+mod tests;
