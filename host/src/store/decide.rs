@@ -11,14 +11,22 @@
 //! Failure (the store down, slow, full, or a blob this policy cannot read): with
 //! [`StoreFailure::Open`] (the default, as Envoy's and Kong's rate limiters) the decision is made
 //! on this replica's local state ([`MemoryStore`]), the same path; with [`StoreFailure::Closed`]
-//! it is refused ([`Via::Refused`]) and the gateway drops the event. A failure starts an episode:
-//! logged once on stderr; the store is tried again at the next decision, then after 5, 20, 80 ms,
-//! … up to [`StoreOptions::retry_after`] while it keeps failing; when it answers the episode ends (logged once) and the local state is dropped, the
-//! store's being the truth. While an episode lasts, each replica's budget is its own again (at
-//! most N times the budget for N replicas). Every decision is made exactly once, whatever fails.
+//! it is refused ([`Via::Refused`]) and the gateway drops the event. A failure starts an episode,
+//! reported once; the store is tried again at the next decision, then after 5, 20, 80 ms, … up
+//! to [`StoreOptions::retry_after`] while it keeps failing; when it answers the episode ends
+//! (reported once) and the local state is dropped, the store's being the truth. While an episode
+//! lasts, each replica's budget is its own again (at most N times the budget for N replicas).
+//! Every decision is made exactly once, whatever fails. Time is read from a [`Clock`].
+//!
+//! Reports go through the `log` facade, target [`LOG_TARGET`]: `warn` when an episode begins and
+//! for each value this policy cannot read, `info` when the store answers again. A library must
+//! not write to its process's stderr (a server embedding it, or the Python wheel, owns that and
+//! routes its own logs); with `log` the program decides where the lines go, and with no logger
+//! installed they go nowhere. The `loopguard` CLI installs one that prints them on stderr.
 
 use std::time::{Duration, Instant};
 
+use super::clock::{Clock, SystemClock};
 use super::kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 use super::memory::MemoryStore;
 use crate::error::{Error, ErrorKind, Result};
@@ -91,6 +99,10 @@ pub struct Decided {
     pub retries: u32,
 }
 
+/// The `log` target of the store loop's reports: stable whatever the module path, so that a
+/// program can route or filter them by name.
+pub const LOG_TARGET: &str = "loopguard::store";
+
 /// Counters for health checks and metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StoreStats {
@@ -100,7 +112,8 @@ pub struct StoreStats {
     pub on_local: u64,
     /// Decisions refused because the store failed (fail-closed).
     pub refused: u64,
-    /// Compare-and-set conflicts retried.
+    /// Compare-and-set conflicts met: each was retried, but for the one that ended a decision's
+    /// retries (counted in `store_errors` too).
     pub cas_retries: u64,
     /// Store failures (errors, timeouts, retries exhausted).
     pub store_errors: u64,
@@ -132,6 +145,7 @@ pub struct StoredGateway {
     options: StoreOptions,
     stats: StoreStats,
     episode: Option<Episode>,
+    clock: Box<dyn Clock>,
 }
 
 /// Why a decision did not go through the store.
@@ -147,9 +161,16 @@ impl From<StoreError> for Miss {
 }
 
 impl StoredGateway {
-    /// A gateway deciding on `store`'s state.
+    /// A gateway deciding on `store`'s state, on the machine's clock.
     pub fn new(gateway: Gateway, store: Box<dyn StateStore>, options: StoreOptions) -> Self {
-        Self { gateway, store, local: MemoryStore::default(), options, stats: StoreStats::default(), episode: None }
+        let (local, stats, clock) = (MemoryStore::default(), StoreStats::default(), Box::new(SystemClock));
+        Self { gateway, store, local, options, stats, episode: None, clock }
+    }
+
+    /// The same gateway reading the time from `clock` (a test's clock, moved by hand).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
     }
 
     /// The gateway inside (for `stats`, versions).
@@ -166,7 +187,7 @@ impl StoredGateway {
     /// does (a malformed event, a broken instance), never because of the store.
     pub fn decide(&mut self, event: &str, line: u32) -> Result<Decided> {
         let key = self.gateway.state_key(event)?;
-        let now = Instant::now();
+        let now = self.clock.now();
         if self.episode.as_ref().is_some_and(|e| now < e.next_try) {
             return self.fallback(key, event, line);
         }
@@ -179,7 +200,8 @@ impl StoredGateway {
             Err(Miss::Policy(e)) => Err(e),
             Err(Miss::Store(e)) if e.kind == StoreErrorKind::Unreadable => {
                 self.stats.unreadable += 1;
-                eprintln!("loopguard: {} key {key}: {e}; this decision is made on local state", self.store.describe());
+                let store = self.store.describe();
+                log::warn!(target: LOG_TARGET, "{store} key {key}: {e}; this decision is made on local state");
                 self.fallback(key, event, line)
             }
             Err(Miss::Store(e)) => {
@@ -202,12 +224,13 @@ impl StoredGateway {
                 Cas::Conflict(fresh) => {
                     retries += 1;
                     self.stats.cas_retries += 1;
-                    if retries > self.options.max_retries || start.elapsed() > self.options.deadline {
-                        let why = format!("{retries} conflicting writes in {:?}", start.elapsed());
+                    let spent = self.clock.now().saturating_duration_since(start);
+                    if retries > self.options.max_retries || spent > self.options.deadline {
+                        let why = format!("{retries} conflicting writes in {spent:?}");
                         return Err(Miss::Store(StoreError::new(StoreErrorKind::Timeout, why)));
                     }
                     current = fresh;
-                    jitter(retries);
+                    jitter(retries, &*self.clock);
                 }
             }
         }
@@ -249,7 +272,7 @@ impl StoredGateway {
                     StoreFailure::Open => "deciding on local state",
                     StoreFailure::Closed => "refusing decisions (fail closed)",
                 };
-                eprintln!("loopguard: {} failed ({e}); {mode} until it answers", self.store.describe());
+                log::warn!(target: LOG_TARGET, "{} failed ({e}); {mode} until it answers", self.store.describe());
                 let next_try = now + backoff(1, self.options.retry_after);
                 self.episode = Some(Episode { since: now, next_try, failures: 1, local_decisions: 0 });
             }
@@ -258,10 +281,11 @@ impl StoredGateway {
 
     fn recovered(&mut self) {
         if let Some(e) = self.episode.take() {
-            eprintln!(
-                "loopguard: {} answers again after {:.1} s; {} decisions were made without it",
+            log::info!(
+                target: LOG_TARGET,
+                "{} answers again after {:.1} s; {} decisions were made without it",
                 self.store.describe(),
-                e.since.elapsed().as_secs_f64(),
+                self.clock.now().saturating_duration_since(e.since).as_secs_f64(),
                 e.local_decisions
             );
             self.local.clear();
@@ -272,7 +296,7 @@ impl StoredGateway {
 /// After the second conflict in a row, waits a random few microseconds (up to 20 µs per
 /// conflict so far, at most 1 ms): replicas hammering one key otherwise fall into step, and one
 /// of them can lose every race (33 conflicts in a row in 2.4 ms were seen on loopback).
-fn jitter(retries: u32) {
+fn jitter(retries: u32, clock: &dyn Clock) {
     use std::hash::{BuildHasher, Hasher};
     if retries < 2 {
         return;
@@ -280,7 +304,7 @@ fn jitter(retries: u32) {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(retries);
     let span = u64::from(retries).saturating_mul(20).min(1_000);
-    std::thread::sleep(Duration::from_micros(h.finish() % span));
+    clock.sleep(Duration::from_micros(h.finish() % span));
 }
 
 /// How long decisions stay local after `failures` failed tries in a row: none after the first
@@ -310,3 +334,6 @@ fn decide_on(
         Err(e) => Err(Miss::Policy(e)),
     }
 }
+
+#[cfg(test)]
+mod tests;

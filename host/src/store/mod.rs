@@ -21,16 +21,19 @@
 //!
 //! When the store fails (down, slow, full, a blob this policy cannot read) the decision is made
 //! on the replica's local state within [`StoreOptions::deadline`] (or refused, with
-//! [`StoreFailure::Closed`]), counted in [`StoreStats`], logged once per episode; the replica
-//! returns to the store when it answers again. docs/SCALING.md has the keys, sizes and figures.
+//! [`StoreFailure::Closed`]), counted in [`StoreStats`], reported once per episode (through
+//! the `log` facade, target [`LOG_TARGET`]); the replica returns to the store when it answers
+//! again. docs/SCALING.md has the keys, sizes and figures.
 
+pub mod clock;
 pub mod decide;
 pub mod kv;
 pub mod memory;
 #[cfg(feature = "redis")]
 pub mod redis;
 
-pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via};
+pub use clock::{Clock, SystemClock};
+pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via, LOG_TARGET};
 pub use kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
