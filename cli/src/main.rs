@@ -9,6 +9,7 @@
 mod args;
 mod hook;
 mod inspect;
+mod logger;
 mod mcp;
 mod options;
 mod parallel;
@@ -19,6 +20,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    logger::init();
     // A bug must still end in one `loopguard:` line and exit code 2, never a backtrace.
     std::panic::set_hook(Box::new(|info| {
         let what = info

@@ -363,6 +363,10 @@ fn agent_config(py: Python<'_>, document: &str) -> PyResult<String> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // `log` records of the library become `logging` records (target `loopguard::store` is the
+    // logger `loopguard.store`). Another extension may have set the process's logger first: then
+    // the records go there.
+    let _ = pyo3_log::try_init();
     m.add_class::<Guard>()?;
     m.add_class::<store::StoredGuard>()?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
