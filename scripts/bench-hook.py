@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hook figures of issue 49 (a benchmark, not a test).
+"""The hook figures of docs/AGENT-CLIS.md (a benchmark, not a test).
 
 1. One hook call, process start to exit, on a session whose state holds 200 calls: `loopguard
    hook claude-code` (a PreToolUse, then a PostToolUse) side by side with a trivial Python hook

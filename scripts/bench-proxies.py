@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The proxies' overhead (issue 51, Performance), measured side by side in one run.
+"""The proxies' overhead (docs/PROXIES.md), measured side by side in one run.
 
     .venv/mcp/bin/python scripts/bench-proxies.py mcp [N]        # N tools/call per round (300)
     .venv/litellm/bin/python scripts/bench-proxies.py litellm [N]  # N requests per side (200)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The shared-store figures of issue 52 (docs/SCALING.md), against a real redis-server on loopback.
+"""The shared-store figures (docs/SCALING.md), against a real redis-server on loopback.
 
   decisions  three replicas (`loopguard replay --store redis://…`, each its own trace file) deciding
              at once over many conversations and sessions: p50/p99 of one decision (as each

@@ -63,7 +63,7 @@ stage "packages/openclaw-plugin: node --test (Node 24; its node_modules come fro
 stage "parity (Rust host, wasmtime CLI, Node, Python on every example trace)"
 .venv/bin/python -m pytest -q -rA tests/parity
 
-stage "the peers' loop rules of the issue-50 report (pytest tests/realdata)"
+stage "the peers' loop rules of docs/REAL-LOOPS.md (pytest tests/realdata)"
 .venv/bin/python -m pytest -q -rA tests/realdata
 
 stage "the OpenClaw oracle (tests/oracle/differential.mjs, short run, the CLI as replayer)"

@@ -79,7 +79,7 @@ fn listed_commands(help: &str) -> Vec<String> {
     names.filter(|name| *name != "help").map(str::to_string).collect()
 }
 
-/// Issue 63 (5): the usage lines, and the README's CLI block, show every command the CLI has.
+/// The usage lines, and the README's CLI block, show every command the CLI has.
 #[test]
 fn the_usage_lines_and_the_readme_show_every_command() {
     let run = loopguard(["--help"], None).success();
@@ -180,7 +180,7 @@ fn invalid_configs_name_the_config_path() {
     }
 }
 
-/// Issue 63 (2): a UTF-8 byte-order mark, which Windows editors and exporters write, is skipped at
+/// A UTF-8 byte-order mark, which Windows editors and exporters write, is skipped at
 /// the start of a trace (a file or stdin), of a config, and of a hook's event on stdin.
 #[test]
 fn a_byte_order_mark_is_skipped() {

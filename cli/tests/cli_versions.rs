@@ -1,4 +1,4 @@
-//! The CLI side of issue 5: `inspect`, `--expect-digest`, `--swap-at/--swap-to`, `--shadow`, and
+//! The CLI side of versioning, pinning and hot swap: `inspect`, `--expect-digest`, `--swap-at/--swap-to`, `--shadow`, and
 //! a misbehaving policy that must end in a clean exit, never a hang or a crash. The hostile
 //! fixture (`tests/hostile-policy/`) is built on demand by `loopguard_tests::hostile_wasm`.
 

@@ -60,7 +60,7 @@ fn post(addr: SocketAddr, body: &str) -> (u16, Value) {
     (status, json)
 }
 
-/// Issue 63 (1): the error answer carries the request's id when the request could be read, and
+/// The error answer carries the request's id when the request could be read, and
 /// `null` (as JSON-RPC says) when it has none or is not JSON.
 #[test]
 fn an_error_answer_carries_the_requests_id() {

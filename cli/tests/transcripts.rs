@@ -241,7 +241,7 @@ fn rows_apart_from_the_file(run: &Run) -> Vec<Value> {
     rows
 }
 
-/// Issue 63 (4): a transcript on stdin (`-`), behind a path whose name says nothing (a pipe such
+/// A transcript on stdin (`-`), behind a path whose name says nothing (a pipe such
 /// as `<(cat x.jsonl)`'s /dev/fd/63; here /dev/stdin) or in a file named anything is told by its
 /// first lines, and reads as the file itself does; a loopguard trace passed by mistake is named.
 #[test]

@@ -27,7 +27,7 @@ pub mod tag {
 
 /// Streams text into blake3 through a buffer.
 ///
-/// Why a buffer (speed code, kept for the replay floor of issue 48, `loopguard replay` ≥ 5× the
+/// Why a buffer (speed code, kept for the replay floor of docs/PERFORMANCE.md, `loopguard replay` ≥ 5× the
 /// TypeScript guard): the canonical writer puts its text in pieces of a few bytes (a quote, a
 /// key, a colon), and each `blake3::Hasher::update` call has a fixed cost that was about a third
 /// of a decision (`perf` on the decision benchmark's workload). Text goes into `N` bytes first;

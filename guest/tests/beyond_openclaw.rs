@@ -161,7 +161,7 @@ fn session_scope_keeps_the_history_across_runs() {
     assert!(actions(per_run, &trace).iter().all(|x| x == "allow"));
 }
 
-/// Memory stays bounded: a session of 5,000 calls keeps `historySize` entries (issue 50).
+/// Memory stays bounded: a session of 5,000 calls keeps `historySize` entries.
 #[test]
 fn a_long_session_keeps_at_most_history_size_calls() {
     let config = r#"{loopguard: {preset: "recommended", historySize: 200}}"#;
@@ -173,7 +173,7 @@ fn a_long_session_keeps_at_most_history_size_calls() {
 }
 
 /// With no preset, every example trace decides exactly as its expected output says, and so it
-/// does with every detector of issue 50 named and switched off.
+/// does with every detector beyond OpenClaw named and switched off.
 #[test]
 fn no_preset_decides_as_today_on_every_example() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/traces");

@@ -1,5 +1,5 @@
 //! Guest memory per tracked bot pair at up to a million pairs, each holding a full default
-//! window (issue 3: ≤ 256 bytes per pair, 1 million pairs in ≤ 256 MiB).
+//! window (the floor: ≤ 256 bytes per pair, 1 million pairs in ≤ 256 MiB).
 //!
 //! Why an example and not a test: filling a million pairs with 20 events each is 20 million
 //! decisions through wasmtime (about a minute), far too slow for `cargo test`; and the figure

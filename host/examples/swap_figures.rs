@@ -1,4 +1,4 @@
-//! Figures for hot swap and recovery (issue 5), measured, not asserted by the test suite.
+//! Figures for hot swap and recovery, measured, not asserted by the test suite.
 //!
 //! Why an example and not a test: these are latencies on whatever machine runs them; a timed
 //! test would be flaky on a busy CI box. What *is* checked here is exact: no decision lost or

@@ -180,7 +180,7 @@ def framework(i: str) -> str:
 
 
 def targets(m: dict) -> str:
-    """Issue 57's targets on one row of the report."""
+    """The "do no harm" targets (docs/REAL-LOOPS.md) on one row of the report."""
     checks = [
         ("healthy blocked <= 1%", m["fb"] <= 0.01 * m["healthy"]),
         ("healthy ended: none", m["fe"] == 0),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Choose which long coding-agent runs of `../shared/realdata-extra/` get labelled (issue 57).
+"""Choose which long coding-agent runs of `../shared/realdata-extra/` get labelled (tests/realdata/README.md).
 
 The choice depends on nothing a detector computes: per source, trajectories are ordered by the
 SHA-256 of their id and the first N of each stratum (>= 20 calls, < 20 calls) are taken, N from

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# loopguard in the real agent CLIs (issue 49): Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI
+# loopguard in the real agent CLIs (docs/AGENT-CLIS.md): Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI
 # 0.61.0, each with loopguard's plugin installed by its own plugin commands, each with its own
 # HOME against a scripted fake model on 127.0.0.1 (fake-model.mjs): loops, and healthy work that
 # must never be denied (work.py); plus `loopguard hook` alone (concurrent processes, bounds, fail

@@ -1,4 +1,4 @@
-// Takes the recording machine out of the fixtures make-fixtures.mjs wrote (issue 63): OpenClaw
+// Takes the recording machine out of the fixtures make-fixtures.mjs wrote: OpenClaw
 // records where it ran (its export's `harness.invocation` and `entrypoint`, the skill locations
 // in each system prompt), and that is the recorder's repository and node binary, e.g.
 // /home/<user>/src/loopguard/.venv/…/bin/node. They become `node` and `$REPO_DIR` (as OpenClaw

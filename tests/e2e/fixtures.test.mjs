@@ -65,7 +65,7 @@ test("fixture JSONL files parse (trajectory bundle, delete archive, legacy 2026.
   }
 });
 
-// Issue 63 (6): a fixture names no machine. An absolute path into a .venv or node_modules (the
+// A fixture names no machine. An absolute path into a .venv or node_modules (the
 // node binary, OpenClaw's entry, its skills) says where the recorder ran; make-fixtures.mjs
 // writes them as `$REPO_DIR/…` and `node` (fixtures-scrub.mjs). Compressed files are read decompressed.
 test("fixtures name no machine: no absolute path into a .venv or node_modules", { skip: !exists && "no fixtures" }, () => {

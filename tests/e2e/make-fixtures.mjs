@@ -119,7 +119,7 @@ async function main() {
       h.log(`legacy JSONL fixture failed: ${legacy.error}`);
     }
 
-    // --- no path of this machine in what is committed (issue 63)
+    // --- no path of this machine in what is committed
     for (const f of scrubFixture(OUT, { repo: h.REPO, node: h.NODE })) h.log(`scrubbed ${f}`);
 
     // --- expected facts, read back from the fixture itself

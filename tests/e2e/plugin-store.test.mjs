@@ -1,4 +1,4 @@
-// The loopguard plugin inside the real gateway with a `store` block (issue 52): its hooks answer
+// The loopguard plugin inside the real gateway with a `store` block (docs/SCALING.md): its hooks answer
 // with Promises, and OpenClaw waits for them. A real redis-server (started here on 127.0.0.1,
 // persistence off, stopped by PID) holds the session's state: the exec poll is warned at the
 // 11th call and blocked at the 21st, as in-process (plugin-guard.test.mjs), and the session's key

@@ -1,4 +1,4 @@
-"""The pieces of the multi-replica tests (issue 52): a real redis-server on 127.0.0.1, loopguard
+"""The pieces of the multi-replica tests (docs/SCALING.md): a real redis-server on 127.0.0.1, loopguard
 replicas reading events on stdin, and a seeded storm of bot and tool events.
 
 Used by tests/replicas/storm.py (the tests) and scripts/bench-store.py (the figures). Standard

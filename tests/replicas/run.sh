@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Three loopguard replicas sharing one real redis-server (issue 52): parity with one node's
+# Three loopguard replicas sharing one real redis-server (docs/SCALING.md): parity with one node's
 # replay in commit order, the negative control, store faults (SIGSTOP, kill + restart), fail
 # closed, unreadable values. Needs redis-server >= 7 (scripts/setup-redis.sh) and the CLI
 # (target/debug/loopguard, built here when missing). About 10 seconds.

@@ -1,4 +1,4 @@
-"""Three loopguard replicas sharing one real redis-server (issue 52).
+"""Three loopguard replicas sharing one real redis-server (docs/SCALING.md).
 
   parity    a seeded storm (pair storms, burst storms with three senders, redelivered event ids,
             out-of-order timestamps, tool sessions alternating replicas), routed at random and by

@@ -1,5 +1,5 @@
 //! No two Rust source files of a crate import each other, directly or round a longer circle
-//! (issue 48, "No import circles"). A circle means neither file can be read, changed or tested
+//! (ARCHITECTURE.md, "house rules"). A circle means neither file can be read, changed or tested
 //! without the other; it usually hides a piece that both need and that wants a file of its own.
 //!
 //! The walk is deliberately simple, at the level of module files:

@@ -1,5 +1,5 @@
 //! Versions, integrity, hot swap, shadow runs and sandbox limits through the host library
-//! (issue 5), with the hostile fixture of `tests/hostile-policy/` where a misbehaving policy is
+//! (docs/spec/README.md), with the hostile fixture of `tests/hostile-policy/` where a misbehaving policy is
 //! needed. Each test names the behaviour it proves; without that behaviour it fails.
 
 // The helpers below are test code too: an unwrap failure shows the error, which is what we want.

@@ -1,4 +1,4 @@
-//! Quick hot swap and recovery with a large state (issue 5): a swap copies the state while calls
+//! Quick hot swap and recovery with a large state: a swap copies the state while calls
 //! go on (the last snapshot, then the calls logged since), and a recovery switches to a standby
 //! instance that imported the last snapshot in the background. Each test names the behaviour it
 //! proves; without that behaviour it fails.

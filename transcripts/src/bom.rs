@@ -2,7 +2,7 @@
 //!
 //! Why: editors and exporters on Windows write one, and a BOM is no JSON, so a transcript, a
 //! trace, a config or a hook event saved that way would otherwise fail at line 1, byte 0
-//! (issue 63). Only a leading BOM is skipped: one further in is data, as in the file.
+//! Only a leading BOM is skipped: one further in is data, as in the file.
 //!
 //! Where each reader skips it: the transcript files in `read/lines.rs` (`for_each_line`: the
 //! JSONL of every source) and `read/trajectory.rs` (`events.jsonl`, `manifest.json`,

@@ -236,7 +236,7 @@ fn export_events_are_put_back_in_transcript_order() {
     );
 }
 
-/// Issue 63 (2): a UTF-8 byte-order mark at the start of a file (Windows editors and exporters
+/// A UTF-8 byte-order mark at the start of a file (Windows editors and exporters
 /// write one) is skipped: a pi transcript and its `sessions.json`, a trajectory export (each of
 /// its three files) and the coding CLIs' sessions read as they do without one.
 #[test]

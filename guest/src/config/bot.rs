@@ -39,7 +39,7 @@ pub const DEFAULT_WINDOW_SECONDS: i64 = 60;
 /// Built-in `cooldownSeconds`.
 pub const DEFAULT_COOLDOWN_SECONDS: i64 = 60;
 /// Largest `maxEventsPerWindow`. Why a bound (OpenClaw has none): a pair keeps up to that many
-/// events in its window, for each of up to `loopguard.maxPairs` pairs (issue 63). 5,000 times the
+/// events in its window, for each of up to `loopguard.maxPairs` pairs. 5,000 times the
 /// default of 20.
 pub const MAX_EVENTS_PER_WINDOW: i64 = 100_000;
 /// Largest `windowSeconds` and `cooldownSeconds`: 365 days. Longer is no budget a chat needs, and

@@ -1,4 +1,4 @@
-//! The detectors beyond OpenClaw (issue 50): `loopguard.preset`, `loopguard.detectors`,
+//! The detectors beyond OpenClaw (docs/spec/beyond.md): `loopguard.preset`, `loopguard.detectors`,
 //! `loopguard.scope`, `loopguard.historySize` and `loopguard.rules`.
 //!
 //! Why a preset and not five switches: OpenClaw's thresholds (a warning at the 10th identical

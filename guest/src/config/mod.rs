@@ -149,7 +149,7 @@ mod tests {
         assert!(Config::parse("// json5 comment\n{tools: {loopDetection: {enabled: true,}}}").is_ok());
     }
 
-    /// Issue 63 (2): a document a Windows editor saved with a UTF-8 byte-order mark.
+    /// A document a Windows editor saved with a UTF-8 byte-order mark.
     #[test]
     fn a_leading_byte_order_mark_is_skipped() {
         for doc in [

@@ -141,7 +141,7 @@ const KEYS: &[&str] = &[
 
 /// Largest `historySize`. Why a bound (OpenClaw has none): every session keeps that many records
 /// (~150 bytes each) and every detector scans them on every call, so an unbounded value is bounded
-/// only by the sandbox's memory cap, and fails later and elsewhere (issue 63). 10,000 is 333 times
+/// only by the sandbox's memory cap, and fails later and elsewhere. 10,000 is 333 times
 /// the default of 30.
 pub const MAX_HISTORY_SIZE: i64 = 10_000;
 /// Largest threshold. A detector counts calls in the history, so a threshold above

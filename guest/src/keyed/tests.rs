@@ -1,4 +1,4 @@
-//! The keyed path decides as the ordinary path does, one key at a time (issue 52).
+//! The keyed path decides as the ordinary path does, one key at a time (docs/SCALING.md).
 
 use crate::error::ErrorKind;
 use crate::gateway::Gateway;

@@ -25,15 +25,15 @@ pub enum Detector {
     CompactionLoopPersisted,
     /// [`argument_churn`](super::openclaw::argument_churn) (openclaw 2026.9).
     ArgumentChurn,
-    /// [`same_error`](super::beyond::same_error) (issue 50).
+    /// [`same_error`](super::beyond::same_error).
     SameError,
-    /// [`same_result`](super::beyond::same_result) (issue 50).
+    /// [`same_result`](super::beyond::same_result).
     SameResult,
-    /// [`lap_cycle`](super::beyond::lap_cycle) (issue 50).
+    /// [`lap_cycle`](super::beyond::lap_cycle).
     Cycle,
-    /// [`growing_args`](super::beyond::growing_args) (issue 50).
+    /// [`growing_args`](super::beyond::growing_args).
     GrowingArgs,
-    /// [`ladder`](super::beyond::ladder): the run ended because blocks were ignored (issue 50).
+    /// [`ladder`](super::beyond::ladder): the run ended because blocks were ignored.
     Ladder,
 }
 

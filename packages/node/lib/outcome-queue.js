@@ -1,7 +1,7 @@
 // Tool outcomes recorded off the tool call's path (Supervisor#afterToolOutcomeLater).
 //
 // Why (the floor it serves: the OpenClaw plugin's p99 <= 0.5 ms per tool call in the real
-// gateway, issue 48): in the gateway, recording an outcome (`afterToolOutcome`: the result's JSON
+// gateway, docs/PERFORMANCE.md): in the gateway, recording an outcome (`afterToolOutcome`: the result's JSON
 // read, hashed and kept) cost more than the decision itself — p50 0.18 / p99 0.40 ms of a tool
 // call's 0.33 / 0.63 ms (tests/e2e/bench-plugin.mjs, 2026-12-03) — and OpenClaw runs
 // `after_tool_call` synchronously right after the tool. Nothing needs the outcome until the

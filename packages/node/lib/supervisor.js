@@ -3,7 +3,7 @@
 // deadline per call in the worker, restarts from the last snapshot after a trap or a missed
 // deadline, hot swap (also of a watched policy file), and the state saved to a file and read back
 // at start. Why here and not in each gateway adapter: every adapter needs the same, and two copies
-// drift (issue 48: the OpenClaw plugin had its own).
+// drift (the OpenClaw plugin had its own).
 //
 //   const sup = new Supervisor({ config, stateFile: '/var/lib/gw/loopguard.bin', saveEveryMs: 30_000 });
 //   const r = sup.call('beforeToolCall', { session, tool, args });

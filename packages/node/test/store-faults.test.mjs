@@ -1,4 +1,4 @@
-// StoredLoopGuard when the store fails (issue 52), against a real redis-server: stopped with
+// StoredLoopGuard when the store fails (docs/SCALING.md), against a real redis-server: stopped with
 // SIGSTOP, killed and restarted, full (maxmemory), holding a value this policy cannot read, down
 // with storeFailClosed; and interop with the Rust CLI replica on one key (a value written by one
 // is read by the other: the same script and value format). redis-server and the CLI are

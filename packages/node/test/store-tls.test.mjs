@@ -1,5 +1,5 @@
 // StoredLoopGuard on a redis-server that speaks TLS and asks every client for a certificate
-// (rediss://, issue 52): two replicas with the test CA and a client certificate share one pair
+// (rediss://, docs/SCALING.md): two replicas with the test CA and a client certificate share one pair
 // budget; without the certificate, or trusting another authority, each decides on local state
 // and the log says why; TLS options that cannot work are refused at construction, named.
 // Certificates come from tests/replicas/make-certs.sh (openssl), fresh for every run

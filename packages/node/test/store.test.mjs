@@ -1,4 +1,4 @@
-// StoredLoopGuard (issue 52): replicas sharing one budget through a real redis-server.
+// StoredLoopGuard (docs/SCALING.md): replicas sharing one budget through a real redis-server.
 // - the CAS script is byte for byte the Rust host's, and the `memory` store decides every example
 //   trace as the whole-gateway replay does;
 // - three replica processes on one store: their verdicts equal one node's replay (the Rust CLI,

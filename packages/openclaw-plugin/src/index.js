@@ -212,7 +212,7 @@ export class Runtime {
    * meanwhile (V8's --trace-gc and --trace-opt); one made-up call just before took those
    * milliseconds instead. Here they are spent while the gateway waits for the model, not inside
    * the tool call: in-gateway p99 per tool call 4.3–6.6 ms → 0.59–0.98 ms (tests/e2e/bench-plugin.mjs;
-   * the floor it serves: p99 ≤ 0.5 ms per tool call, issue 48).
+   * the floor it serves: p99 ≤ 0.5 ms per tool call, docs/PERFORMANCE.md).
    */
   prime() {
     if (!this.settings.enabled || !this.client?.ready) return;

@@ -1,4 +1,4 @@
-// The `store` block (issue 52): its validation (each error names its path in openclaw.json), the
+// The `store` block (docs/SCALING.md): its validation (each error names its path in openclaw.json), the
 // hooks answering with Promises on a shared store, and two gateway replicas (two Runtimes, as
 // two processes would hold) sharing one bot-pair budget and one tool loop through a real
 // redis-server (required: a missing one fails with how to install it).

@@ -1,5 +1,5 @@
 //! `loopguard._native.StoredGuard`: decisions on state kept in a store shared by replicas
-//! (`LoopGuard(store="redis://…")`, issue 52). It only converts: a trace line in, the decision
+//! (`LoopGuard(store="redis://…")`, docs/SCALING.md). It only converts: a trace line in, the decision
 //! line and where it was made out; `loopguard/_stored.py` maps the typed calls onto trace lines
 //! and the decision lines back onto the verdict tuples. The decision path is the host's
 //! (`loopguard_host::store::StoredGateway`).

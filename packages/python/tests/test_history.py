@@ -1,4 +1,4 @@
-"""The history reader of the LiteLLM guardrail (issue 51): the same conversation in OpenAI chat,
+"""The history reader of the LiteLLM guardrail (docs/PROXIES.md): the same conversation in OpenAI chat,
 Anthropic messages and Responses form gives the same trace events and the same decisions."""
 import json
 

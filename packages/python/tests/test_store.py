@@ -1,5 +1,5 @@
 """``LoopGuard(store=...)``: two guards (two replicas) share one budget through a real
-redis-server on 127.0.0.1 (issue 52); with the store down a decision is made on local state.
+redis-server on 127.0.0.1 (docs/SCALING.md); with the store down a decision is made on local state.
 Fails, never skips, when redis-server is not installed (scripts/setup-redis.sh installs it)."""
 
 import os

@@ -1,6 +1,6 @@
 //! Where a pair's events live: one block of 64-bit words per pair.
 //!
-//! Why: the floor of issue 48 is ≤ 512 bytes of guest memory per active bot pair and a million
+//! Why: the memory floor (docs/PERFORMANCE.md) is ≤ 512 bytes of guest memory per active bot pair and a million
 //! pairs inside the sandbox's default 256 MiB, so a pair holding a full default window (20
 //! events) may cost about 256 bytes with its share of the map. A `Vec` of `(i64, u64)` events and
 //! three `i64`s measured about 440 bytes; with this block a full pair measures 247 bytes at a

@@ -107,7 +107,7 @@ fn estimated_bytes_per_pair_at_the_default_budget() {
     // 7000 pairs: 7 pages of 28-byte entries (28.7 B a pair) and an index of 8192 buckets of
     // 5 bytes (5.9 B a pair). A block is 32 B of header and 8 B per slot plus dlmalloc's 4-byte
     // header, rounded to 8; slots grow 1 → 2 → 4 → 8 → 16 → 20 at the default budget. So a full
-    // window is 35 + 200 B, well under issue 48's 512 B per active pair.
+    // window is 35 + 200 B, well under the floor of 512 B per active pair (docs/PERFORMANCE.md).
     let map = 35;
     assert!(one <= map + 48, "{one}");
     assert!(four <= map + 72, "{four}");
@@ -117,7 +117,7 @@ fn estimated_bytes_per_pair_at_the_default_budget() {
 
 #[test]
 fn a_full_window_fits_256_bytes_at_every_pair_count() {
-    // Issue 48: 1,000,000 pairs fit the sandbox's 256 MiB (268 B a pair, less the component's
+    // The memory floor: 1,000,000 pairs fit the sandbox's 256 MiB (268 B a pair, less the component's
     // own few MiB); with a full default window each, ≤ 256 B a pair, up to 1,000,000 and beyond. The map's share is highest just after its index doubles (16/7 buckets
     // per pair) and while a fresh page is nearly empty; a hashbrown map of 32-byte buckets cost
     // 38–75 B a pair across counts, 69 B at a million, for a total of 277 B there.

@@ -202,7 +202,7 @@ fn valid_edges_and_ignored_keys_are_accepted() {
     check(&cfg, &[("discord", "default", "c", (true, 3, 1, 86_400, Some(500)))]);
 }
 
-/// Issue 63 (3): every number has an upper bound, checked when the config is read, the error
+/// Every number has an upper bound, checked when the config is read, the error
 /// naming the path and the bound; the bound itself is accepted.
 #[test]
 fn every_number_has_an_upper_bound() {

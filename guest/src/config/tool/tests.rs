@@ -135,7 +135,7 @@ fn normalize_agent_id_cases() {
     assert_eq!(normalize_agent_id(&"a".repeat(80)).len(), 64);
 }
 
-/// Issue 63 (3): every number has an upper bound, checked when the config is read, the error
+/// Every number has an upper bound, checked when the config is read, the error
 /// naming the path and the bound; the bound itself is accepted, in the global block and an
 /// agent's (`tools.loopDetection.historySize: 1000000000` was accepted before).
 #[test]

@@ -1,7 +1,7 @@
 //! [`CompactMap`]: the [`super::BoundedMap`] of digest-keyed state, laid out for a million
 //! entries.
 //!
-//! Why (the one piece of speed-or-size code in the store, kept for a floor of issue 48): a
+//! Why (the one piece of speed-or-size code in the store, kept for the memory floor of docs/PERFORMANCE.md): a
 //! million bot pairs must fit the sandbox's default 256 MiB, 268 bytes a pair with the
 //! component's own memory inside it, and a pair holding a full default window is already a
 //! 200-byte chunk ([`crate::bot_loop::pair::block`]). A `HashMap` bucket holding the 16-byte key,
@@ -71,7 +71,7 @@ struct Entry<V> {
 }
 
 // On wasm32 an entry whose value is a boxed slice (a bot pair's block) is 28 bytes, unpadded:
-// the figure issue 48's memory floor counts on, checked wherever the component is built.
+// the figure the memory floor counts on, checked wherever the component is built.
 #[cfg(target_arch = "wasm32")]
 const _: () = assert!(std::mem::size_of::<Entry<Box<[u64]>>>() == 28);
 

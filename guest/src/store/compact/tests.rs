@@ -1,4 +1,4 @@
-//! [`CompactMap`] behaves exactly like [`BoundedMap`] (issue 3 changed the pair map's layout,
+//! [`CompactMap`] behaves exactly like [`BoundedMap`] (the memory floor changed the pair map's layout,
 //! not what it keeps or evicts).
 
 use super::CompactMap;

@@ -1,4 +1,4 @@
-"""``LoopGuard(store=...)``: the decisions on state kept in a store shared by replicas (issue 52,
+"""``LoopGuard(store=...)``: the decisions on state kept in a store shared by replicas (docs/SCALING.md,
 docs/SCALING.md).
 
 Each typed call becomes one trace line (docs/spec/trace-format.md), decided by the native
