@@ -58,7 +58,7 @@ pub enum Command {
                           [--set KEY=VALUE]... [--compare FILE] [OPTIONS] PATH...",
         after_help = AFTER
     )]
-    Transcripts(crate::transcripts::TranscriptsArgs),
+    Transcripts(crate::transcripts::command::TranscriptsArgs),
     /// Serve one hook event of Claude Code, Codex or Gemini CLI: the event on stdin, the answer
     /// on stdout (see docs/AGENT-CLIS.md).
     ///

@@ -71,7 +71,7 @@ fn run(cli: args::Cli) -> anyhow::Result<Exit> {
         args::Command::Version { policy } => inspect::version(policy)?,
         args::Command::Inspect { file } => inspect::inspect(&file)?,
         args::Command::Replay(r) => replay::run(r)?,
-        args::Command::Transcripts(t) => return transcripts::run(t),
+        args::Command::Transcripts(t) => return transcripts::command::run(t),
         args::Command::Hook(h) => hook::run(h)?,
         // The proxy exits with its stdio server's exit code.
         args::Command::Mcp(m) => match mcp::run(m)? {

@@ -255,8 +255,8 @@ impl Policy {
         Ok((Policy { pre, digest, path: Arc::from(path), limits: options.limits }, component))
     }
 
-    /// Refuses a policy whose interface is not compatible with [`INTERFACE_VERSION`] (semver:
-    /// same major, or for 0.x the same minor).
+    /// Refuses a policy whose interface is not compatible with [`INTERFACE_VERSION`] (the same
+    /// major and at least its minor; for 0.x the same minor).
     fn check_interface(&self) -> Result<()> {
         let found = self.instantiate()?.interface_version()?;
         if compatible(&found, INTERFACE_VERSION) {
@@ -287,7 +287,9 @@ impl Policy {
     }
 }
 
-/// Semver compatibility of two `major.minor.patch` strings.
+/// Whether a host of interface `expected` can run a policy of interface `found`: the same major
+/// and at least the host's minor (minors only add exports, which a host of an older minor never
+/// calls, and a policy of an older minor lacks ones this host links); for 0.x the same minor.
 fn compatible(found: &str, expected: &str) -> bool {
     let parts = |v: &str| -> Option<(u64, u64)> {
         let mut it = v.split(['.', '-', '+']);
@@ -295,7 +297,7 @@ fn compatible(found: &str, expected: &str) -> bool {
     };
     match (parts(found), parts(expected)) {
         (Some((0, a)), Some((0, b))) => a == b,
-        (Some((a, _)), Some((b, _))) => a == b,
+        (Some((a, found_minor)), Some((b, minor))) => a == b && found_minor >= minor,
         _ => false,
     }
 }
@@ -369,6 +371,8 @@ mod tests {
         assert!(compatible("0.1.7", "0.1.0"));
         assert!(!compatible("0.2.0", "0.1.0"));
         assert!(compatible("1.4.0", "1.0.0"));
+        assert!(compatible("1.1.3", "1.1.0"));
+        assert!(!compatible("1.0.0", "1.1.0"), "a 1.0 policy lacks the exports 1.1 added");
         assert!(!compatible("2.0.0", "1.0.0"));
         assert!(!compatible("garbage", "0.1.0"));
     }

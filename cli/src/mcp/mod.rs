@@ -79,13 +79,16 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
 mod tests {
     use super::*;
 
+    /// `loopguard mcp ARGS…` as the command line would parse it.
+    #[derive(Debug, clap::Parser)]
+    struct Line {
+        #[command(flatten)]
+        mcp: McpArgs,
+    }
+
     fn refused(args: &[&str]) -> String {
-        let cli = match crate::args::parse(args.iter().map(|s| s.to_string())) {
-            Ok(Ok(cli)) => cli,
-            other => panic!("{args:?} did not parse: {other:?}"),
-        };
-        let Some(crate::args::Command::Mcp(m)) = cli.command else { panic!("not mcp") };
-        format!("{:#}", run(m).expect_err("refused"))
+        let line = <Line as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        format!("{:#}", run(line.mcp).expect_err("refused"))
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! Anything unreadable is an error line naming the file, the session and the row or line; the
 //! other sessions are read all the same, and [`Finished::errors`] counts the lines.
 
-mod command;
+pub mod command;
 mod session;
 mod spool;
 
@@ -31,7 +31,6 @@ use loopguard_transcripts::{
 };
 
 use crate::parallel::{keeps_sessions, worker_of};
-pub use command::{run, TranscriptsArgs};
 use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
 use loopguard_host::{Supervision, SwappableGateway};
