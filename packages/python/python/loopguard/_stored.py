@@ -1,5 +1,5 @@
-"""``LoopGuard(store=...)``: the decisions on state kept in a store shared by replicas (docs/SCALING.md,
-docs/SCALING.md).
+"""``LoopGuard(store=...)``: the decisions on state kept in a store shared by replicas
+(docs/SCALING.md).
 
 Each typed call becomes one trace line (docs/spec/trace-format.md), decided by the native
 ``StoredGuard`` on its key's state (read, decide, compare-and-set); the decision line comes back
