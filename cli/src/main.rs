@@ -1,7 +1,8 @@
 //! The `loopguard` command: the products built on the `loopguard_host` library, one folder per
 //! command (`replay`, `transcripts`, `inspect` and `version`, the agent-CLI `hook`, the `mcp`
-//! proxy), the options they share and their one loader in `options.rs`, the command line in
-//! `args.rs`. No file here decides anything about loops: the policy does.
+//! proxy), the options they share and their one loader in `options.rs`, reading and applying a
+//! trace in `trace/` (for `replay` and `transcripts`), the command line in `args.rs`. No file here
+//! decides anything about loops: the policy does.
 //!
 //! Exit codes: 0 success, 2 any error (one line `loopguard: <message>` on stderr);
 //! `transcripts` exits 1 when its report was written but some input could not be read.
@@ -12,8 +13,10 @@ mod inspect;
 mod logger;
 mod mcp;
 mod options;
-mod parallel;
 mod replay;
+mod trace;
+
+use options::Exit;
 mod transcripts;
 
 use std::io::Write;
@@ -51,14 +54,6 @@ fn main() -> ExitCode {
         }
         Err(_) => ExitCode::from(2),
     }
-}
-
-/// What the process exits with when nothing failed outright.
-pub enum Exit {
-    /// Everything worked.
-    Success,
-    /// The output was written, but some input could not be read (said on stderr).
-    InputErrors,
 }
 
 /// Runs a parsed command line.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use loopguard_tests::{diff_decisions, policy_wasm, scenarios, workspace_root, Run, Scenario, TempDir};
 
-/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/replay/stream.rs`).
+/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/trace/stream.rs`).
 const CHUNK_BYTES: usize = 256 << 10;
 
 fn bin() -> PathBuf {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use loopguard_tests::{hostile_wasm, policy_wasm, scenarios, Run, Scenario, TempDir};
 
-/// The longest trace line the CLI reads (`MAX_LINE_BYTES` in `src/replay/read.rs`).
+/// The longest trace line the CLI reads (`MAX_LINE_BYTES` in `src/trace/read.rs`).
 const MAX_LINE_BYTES: usize = 16 << 20;
 
 fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I) -> Run {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use loopguard_tests::{scenarios, Run, Scenario, TempDir};
 
-/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/replay/stream.rs`).
+/// The CLI's replay chunk size (`DEFAULT_CHUNK_BYTES` in `src/trace/stream.rs`).
 const CHUNK_BYTES: usize = 256 << 10;
 
 fn loopguard<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I, stdin: Option<&[u8]>) -> Run {

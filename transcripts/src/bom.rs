@@ -8,7 +8,7 @@
 //! JSONL of every source) and `read/trajectory.rs` (`events.jsonl`, `manifest.json`,
 //! `session-branch.json`), the legacy `sessions.json` in `read/discover.rs`, a config in
 //! [`crate::apply_overrides`] (the policy's own config reader skips it too); in the CLI, a trace
-//! (`cli/src/replay/`), the transcripts on stdin and a hook's event on stdin (`cli/src/hook/`).
+//! (`cli/src/trace/`), the transcripts on stdin and a hook's event on stdin (`cli/src/hook/`).
 
 use std::io::BufRead;
 

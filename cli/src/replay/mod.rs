@@ -1,13 +1,11 @@
 //! `loopguard replay`: a trace (JSON Lines) through a gateway, one decision line per event.
 //!
-//! Layout: [`stream`] cuts the trace into chunks of whole lines ([`read`]) and applies them, on
-//! one gateway or (through `crate::parallel`) on `--jobs` workers; `store.rs` decides line by
-//! line on state kept in a store (`--store URL`); this file reads the options and picks the
-//! mode: plain, `--swap-at` (a hot swap mid-trace), `--shadow` (a candidate beside the policy).
+//! Layout: `crate::trace` reads the trace and applies it, on one gateway or on `--jobs` workers;
+//! `store.rs` decides line by line on state kept in a store (`--store URL`); this file reads the
+//! options and picks the mode: plain, `--swap-at` (a hot swap mid-trace), `--shadow` (a
+//! candidate beside the policy).
 
-pub mod read;
 mod store;
-pub mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -19,7 +17,7 @@ use clap::Args;
 use loopguard_host::{Limits, LoadOptions, Policy, Supervision, SwappableGateway};
 
 use crate::options::{in_file, Config, JobsArgs, PolicyArgs};
-use crate::parallel;
+use crate::trace::{parallel, stream};
 
 /// `loopguard replay`.
 #[derive(Debug, Args)]
@@ -50,21 +48,6 @@ pub struct ReplayArgs {
     pub extra: Vec<String>,
 }
 
-/// A one-shot replay's supervision: the fail mode asked for, no standby, no call log.
-pub fn supervision(p: &PolicyArgs) -> Supervision {
-    Supervision {
-        failure_mode: p.failure_mode(),
-        // A one-shot replay does not need microsecond recoveries, and the standby's background
-        // imports would compete with it for the CPU.
-        standby: false,
-        // It swaps between two chunks if at all (`--swap-at`), so nothing is gained by copying
-        // every chunk into the log for a live migration: the bench's bot trace replays 10.8 %
-        // faster without it, the tool trace 4.2 % (8.6 % with `--jobs 2`).
-        log_calls: false,
-        ..Supervision::default()
-    }
-}
-
 /// Runs `loopguard replay`.
 pub fn run(r: ReplayArgs) -> anyhow::Result<()> {
     let Some(config_path) = r.policy.config.clone() else {
@@ -84,7 +67,7 @@ pub fn run(r: ReplayArgs) -> anyhow::Result<()> {
     if r.shadow.is_some() && swap.is_some() {
         bail!("--shadow cannot be combined with --swap-at; run them separately");
     }
-    let supervision = supervision(&r.policy);
+    let supervision = r.policy.replay_supervision();
     let config = Config::read(Some(&config_path))?;
     let policy = r.policy.policy()?;
     if let Some(url) = &r.store.store {

@@ -29,7 +29,8 @@ fn a_shadow_run_reports_exactly_the_lines_where_the_candidate_differs() {
     let active = SwappableGateway::new(real(), &config, Supervision::default()).unwrap();
     let candidate = SwappableGateway::new(hostile("always-allow"), &config, Supervision::default()).unwrap();
     let (mut out, mut diffs) = (Vec::new(), Vec::new());
-    let summary = super::stream::shadow(&active, &candidate, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
+    let summary =
+        crate::trace::stream::shadow(&active, &candidate, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
     assert_eq!(String::from_utf8(out).unwrap(), expected, "stdout stays the active policy's");
     let want: String = expected
         .lines()
@@ -50,7 +51,7 @@ fn a_shadow_run_reports_exactly_the_lines_where_the_candidate_differs() {
     let twin = SwappableGateway::new(real(), &config, Supervision::default()).unwrap();
     let fresh = SwappableGateway::new(real(), &config, Supervision::default()).unwrap();
     let (mut out, mut diffs) = (Vec::new(), Vec::new());
-    let summary = super::stream::shadow(&fresh, &twin, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
+    let summary = crate::trace::stream::shadow(&fresh, &twin, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
     assert_eq!((summary.differ, diffs.len()), (0, 0));
 }
 
@@ -65,7 +66,8 @@ fn a_shadow_candidate_that_breaks_is_a_difference_with_its_error_and_the_run_goe
     let active = SwappableGateway::new(real(), "{}", Supervision::default()).unwrap();
     let candidate = SwappableGateway::new(hostile(""), "{}", Supervision::default()).unwrap();
     let (mut out, mut diffs) = (Vec::new(), Vec::new());
-    let summary = super::stream::shadow(&active, &candidate, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
+    let summary =
+        crate::trace::stream::shadow(&active, &candidate, &mut trace.as_bytes(), &mut out, &mut diffs).unwrap();
     assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3, "the active policy decides every line");
     assert_eq!(summary.events, 3);
     let diffs = String::from_utf8(diffs).unwrap();

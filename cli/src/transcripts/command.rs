@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{Output, Spooled, Transcripts};
-use crate::options::{Config, JobsArgs, PolicyArgs};
-use crate::Exit;
+use crate::options::{Config, Exit, JobsArgs, PolicyArgs};
 
 /// `loopguard transcripts`.
 #[derive(Debug, Args)]
@@ -88,7 +87,7 @@ pub fn run(t: TranscriptsArgs) -> anyhow::Result<Exit> {
         other: other.as_deref(),
         output,
         jobs: t.jobs.count(),
-        supervision: crate::replay::supervision(&t.policy),
+        supervision: t.policy.replay_supervision(),
     };
     let finished = run.run(&mut std::io::stdout().lock(), &mut std::io::stderr().lock())?;
     Ok(if finished.errors > 0 { Exit::InputErrors } else { Exit::Success })

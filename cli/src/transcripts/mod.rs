@@ -30,7 +30,7 @@ use loopguard_transcripts::{
     discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress,
 };
 
-use crate::parallel::{keeps_sessions, worker_of};
+use crate::trace::parallel::{keeps_sessions, worker_of};
 use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
 use loopguard_host::{Supervision, SwappableGateway};

@@ -1,7 +1,7 @@
 //! Replaying one trace on several cores, with output identical to one worker's.
 //!
-//! The trace is read in the same chunks as [`crate::replay::stream::stream`] (whole lines, about
-//! [`crate::replay::stream::DEFAULT_CHUNK_BYTES`] each). Each chunk is split by `route`: a worker gets
+//! The trace is read in the same chunks as [`crate::trace::stream::stream`] (whole lines, about
+//! [`crate::trace::stream::DEFAULT_CHUNK_BYTES`] each). Each chunk is split by `route`: a worker gets
 //! the chunk with every line that is not its own replaced by an empty line, so the policy numbers
 //! the lines as the trace does and skips the others. Each worker has its own policy instance
 //! ([`SwappableGateway`]) and applies its parts in trace order; the decisions of a chunk are merged
@@ -30,8 +30,8 @@ mod work;
 
 use std::io::{BufRead, Write};
 
-use crate::replay::read::{input_error, Chunks};
-use crate::replay::stream as replay;
+use super::read::{input_error, Chunks};
+use super::stream as replay;
 use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
 use loopguard_host::{Health, Supervision, SwappableGateway};
