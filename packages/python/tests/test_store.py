@@ -89,12 +89,17 @@ def test_tool_calls_of_one_session_on_two_replicas_are_seen_whole(redis_url):
         assert shared[-1].action == "warn" and shared[-1].count == local[-1].count
 
 
-def test_a_store_that_is_down_decides_on_local_state():
+def test_a_store_that_is_down_decides_on_local_state(caplog):
     url = f"redis://127.0.0.1:{_free_port()}"  # nothing listens there
-    with LoopGuard(store=url, store_deadline_ms=5) as g:
-        assert [g.on_bot_message(_msg(i)).action for i in range(21)][-2:] == ["allow", "suppress"]
-        health = dict(g.health())
-        assert health["store_on_local"] == 21 and health["store_episodes"] == 1 and health["store_degraded"] == 1
+    with caplog.at_level("INFO", logger="loopguard.store"):
+        with LoopGuard(store=url, store_deadline_ms=5) as g:
+            assert [g.on_bot_message(_msg(i)).action for i in range(21)][-2:] == ["allow", "suppress"]
+            health = dict(g.health())
+            assert health["store_on_local"] == 21 and health["store_episodes"] == 1 and health["store_degraded"] == 1
+    # The episode is reported once, through Python's logging (the library's `log` records).
+    said = [r for r in caplog.records if r.name == "loopguard.store"]
+    assert [r.levelname for r in said] == ["WARNING"], [r.getMessage() for r in said]
+    assert url in said[0].getMessage() and "deciding on local state" in said[0].getMessage()
     with LoopGuard(store=url, store_deadline_ms=5, store_fail_closed=True) as g:
         with pytest.raises(LoopGuardError, match="store_fail_closed") as e:
             g.on_bot_message(_msg(0))
