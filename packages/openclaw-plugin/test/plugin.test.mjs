@@ -135,7 +135,8 @@ test('after_tool_call queues the outcome: recorded in order before the next poli
   g.toolCall();
   g.toolCall();
   assert.deepEqual(recorded(), ['model_call_started', 'before_tool_call']);
-  await new Promise((r) => setTimeout(r, 400));
+  // the timer fires 250 ms later on an idle machine; waited for, not timed
+  await waitFor(() => recorded().length === 3);
   assert.deepEqual(recorded(), ['model_call_started', 'before_tool_call', 'timer']);
   g.toolCall();
   g.fire('gateway_stop', {}, {});
