@@ -6,6 +6,7 @@ import json
 import re
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -42,9 +43,13 @@ class Fake:
             [f"{NODE_BIN}/node", str(HERE / "fake-model.mjs"), api, str(port), str(self.log)],
             env={**os.environ, **{k: str(v) for k, v in env.items()}},
         )
-        for _ in range(100):
-            if port.exists() and port.read_text():
-                break
+        # Until it says its port: a busy machine starts node slowly; only one that never listens
+        # fails (and is not left running).
+        end = time.monotonic() + 60
+        while not (port.exists() and port.read_text()):
+            if time.monotonic() > end or self.proc.poll() is not None:
+                self.stop()
+                raise AssertionError(f"fake-model.mjs ({api}) gave no port within 60 s")
             time.sleep(0.05)
         self.port = int(port.read_text())
 
@@ -181,6 +186,9 @@ class Codex(Cli):
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
         proc.stdin.flush()
+        # An app-server that never answers is killed (its stdout then ends): a hang's limit.
+        killer = threading.Timer(120, proc.kill)
+        killer.start()
         try:
             for line in proc.stdout:
                 msg = json.loads(line)
@@ -188,6 +196,7 @@ class Codex(Cli):
                     assert "error" not in msg, msg
                     return msg
         finally:
+            killer.cancel()
             proc.kill()
             proc.wait()
         raise AssertionError(f"codex app-server gave no answer to {request}")

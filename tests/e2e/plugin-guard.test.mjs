@@ -270,8 +270,8 @@ test("two bots answering each other on Telegram: suppressed after the budget, de
     await h.sleep(500);
     await h.timed("gateway restart", () => gw.restart());
     await h.waitFor(async () => (await tg.calls()).filter((c) => c.method === "getMe").length >= 2, { timeoutMs: 60_000, what: "the channel to come back" });
-    await h.sleep(3_000);
-    assert.ok(decisions().some((d) => d.event === "state-read"), "the new gateway read the state file");
+    // the new gateway reads the state file as it starts the plugin: waited for, not slept on
+    await h.waitFor(() => decisions().some((d) => d.event === "state-read"), { timeoutMs: 60_000, what: "the new gateway to read the state file" });
     await tg.inject({ text: "[scenario:text] bot ping B2", chatId: GROUP, isBot: true });
     await waitSent(7, "the reply to B2");
     await tg.inject({ text: "[scenario:text] bot ping B3", chatId: GROUP, isBot: true });

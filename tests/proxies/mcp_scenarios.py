@@ -189,6 +189,22 @@ def compare_taps(client_log, server_log):
         check(m in methods, f"{m} crossed the proxy")
 
 
+def logged(client_log, server_log, limit=60):
+    """Waits until the taps have logged every exchange (each is logged when it ends, which can lag
+    the client on a busy machine): the client's side holds the server's plus the calls the proxy
+    answered itself. At least a second, so that the streams the session's end closes are in; the
+    limit is a hang's, past it compare_http says what is missing."""
+    n_blocked = sum(a == "block" for a, _ in ECHO_WANT)
+    time.sleep(1)
+
+    def count(path):
+        with open(path, encoding="utf-8") as f:
+            return sum(1 for _ in f)
+    end = time.time() + limit
+    while time.time() < end and not 0 < count(client_log) == count(server_log) + n_blocked:
+        time.sleep(0.1)
+
+
 def compare_http(client_log, server_log):
     """The same for HTTP: every exchange the client had crossed to the server with the same method
     and body bytes, and its response came back byte for byte, except the blocked calls (answered
@@ -280,7 +296,7 @@ def main():
             for what, port, proc in procs:
                 wait_port(port, proc, what)
             anyio.run(scenario, f"http://127.0.0.1:{tap_client}/mcp")
-            time.sleep(1)  # the taps log an exchange when it ends
+            logged(client_log, server_log)
             check(procs[2][2].poll() is None, "the proxy is still running")
             compare_http(client_log, server_log)
         finally:

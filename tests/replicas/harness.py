@@ -50,7 +50,7 @@ class Redis:
             ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--protected-mode", "yes", "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
+        deadline = time.time() + 30  # a busy machine starts it slowly; only one that never answers fails
         while time.time() < deadline:
             try:
                 if self.cli("PING") == "PONG":
@@ -122,7 +122,11 @@ class Replica:
         self.proc.stdin.close()
 
     def finish(self, timeout=120):
-        code = self.proc.wait(timeout=timeout)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # not left running after the run failed
+            raise
         for t in self._threads:
             t.join(timeout=10)
         return code
@@ -155,10 +159,10 @@ def run_replicas(binary, config_path, routed, store, prefix, extra=(), pace=0.0,
     return replicas
 
 
-def run_lockstep(binary, config_path, routed, store, prefix):
+def run_lockstep(binary, config_path, routed, store, prefix, extra=()):
     """Delivers routed[k] = [(event index, line)] one event at a time in event order, each to its
     replica, waiting for its decision before the next: the commit order is the storm's order."""
-    replicas = [Replica(binary, config_path, store, prefix) for _ in routed]
+    replicas = [Replica(binary, config_path, store, prefix, extra) for _ in routed]
     order = sorted((i, n, k, line) for k, lines in enumerate(routed) for n, (i, line) in enumerate(lines))
     for _, _, k, line in order:
         r, want = replicas[k], len(replicas[k].out) + 1

@@ -2,7 +2,7 @@
 # Three loopguard replicas sharing one real redis-server (docs/SCALING.md): parity with one node's
 # replay in commit order, the negative control, store faults (SIGSTOP, kill + restart), fail
 # closed, unreadable values. Needs redis-server >= 7 (scripts/setup-redis.sh) and the CLI
-# (target/debug/loopguard, built here when missing). About 10 seconds.
+# (target/debug/loopguard, built here when missing). About 15 seconds.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"

@@ -26,12 +26,20 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 BUDGET = 20  # maxEventsPerWindow at the default config
+# Where a test is not about the store's deadline, one a loaded machine cannot miss by chance (the
+# default is 20 ms): a slow answer must not turn a decision on the store into a local one.
+PATIENT = ("--store-deadline-ms", "2000")
+# The faults run's deadline, and how long every feeder waits once the store is stopped (several
+# deadlines: a decision on the stopped store meets the deadline whatever the machine's speed).
+FAULT_DEADLINE_S = 1
+STOPPED_S = 3 * FAULT_DEADLINE_S
 
 
 def verdict(d):
@@ -103,7 +111,7 @@ def control(binary, cfg, redis, seed):
     once with the shared store, once with each replica on its own state."""
     events, tags = harness.storm(seed)
     routed = harness.route(events, tags, "random", seed)
-    shared = harness.run_lockstep(binary, cfg, routed, redis.url, f"lg:control{seed}:")
+    shared = harness.run_lockstep(binary, cfg, routed, redis.url, f"lg:control{seed}:", extra=PATIENT)
     shared_allowed = allowed_pair_events(deliveries(routed, shared), tags)
     replicas = harness.run_lockstep(binary, cfg, routed, "memory", "lg:")
     alone = allowed_pair_events(deliveries(routed, replicas), tags)
@@ -124,13 +132,24 @@ def faults(binary, cfg, redis, seed):
     n0 = len(plain[0])
     marks = {n0 // 6: "stop", 2 * n0 // 6: "cont", 3 * n0 // 6: "kill", 4 * n0 // 6: "restart"}
     seen = []
+    stopped, paused = threading.Event(), set()
 
     def during(replica, j):
-        if replica == 0 and j in marks:
+        if replica != 0:
+            # Right after one line written to the stopped store, the other feeders wait as long
+            # as replica 0's: that line meets the deadline, and the replicas stay in step (each
+            # ends after the restart).
+            if stopped.is_set() and replica not in paused:
+                paused.add(replica)
+                time.sleep(STOPPED_S)
+            return
+        if j in marks:
             what = marks[j]
             seen.append((what, time.time()))
             if what == "stop":
                 redis.signal(signal.SIGSTOP)
+                stopped.set()
+                time.sleep(STOPPED_S)
             elif what == "cont":
                 redis.signal(signal.SIGCONT)
             elif what == "kill":
@@ -138,7 +157,8 @@ def faults(binary, cfg, redis, seed):
             else:
                 redis.start()
 
-    replicas = harness.run_replicas(binary, cfg, plain, redis.url, "lg:faults:", pace=0.002, during=during)
+    replicas = harness.run_replicas(binary, cfg, plain, redis.url, "lg:faults:", pace=0.002, during=during,
+                                    extra=("--store-deadline-ms", str(FAULT_DEADLINE_S * 1000)))
     assert [w for w, _ in seen] == ["stop", "cont", "kill", "restart"], seen
     rows = deliveries(routed, replicas)
     vias = collections.Counter(d["store"]["via"] for _, _, d, _ in rows)
@@ -150,6 +170,8 @@ def faults(binary, cfg, redis, seed):
         assert s["episodes"] >= 1, f"replica {k} saw the store fail: {s}"
         assert "panicked" not in "".join(r.err), "".join(r.err)
     assert vias["local"] > 0 and vias["store"] > 0, vias
+    said = "".join("".join(r.err) for r in replicas)
+    assert "timed out" in said, f"a replica met the stopped store's deadline: {said[-2000:]}"
     print(f"faults: {len(rows)} deliveries, each decided once: {dict(vias)}; episodes per replica "
           f"{[s['episodes'] for s in stats]}; stderr says: {replicas[0].err[0].strip()[:120]}")
 
@@ -169,7 +191,7 @@ def unreadable(binary, cfg, redis):
     key = 'lg:bad:{bot["T1","c"]}'
     assert redis.cli("SET", key, "hello") == "OK"
     lines = [json.dumps(harness.bot("c", "a", "b", 1000 + i)) for i in range(3)]
-    (r,) = harness.run_replicas(binary, cfg, [lines], redis.url, "lg:bad:")
+    (r,) = harness.run_replicas(binary, cfg, [lines], redis.url, "lg:bad:", extra=PATIENT)
     assert [d["store"]["via"] for d in r.decisions()] == ["local"] * 3
     assert r.stats()["unreadable"] == 3 and r.stats()["episodes"] == 0
     assert redis.cli("GET", key) == "hello", "a value this host cannot read is left alone"
@@ -180,7 +202,7 @@ def full(binary, cfg, redis):
     assert redis.cli("CONFIG", "SET", "maxmemory", "1") == "OK"  # below what the server already uses
     try:
         lines = [json.dumps(harness.bot("full", "a", "b", 1000 + i)) for i in range(25)]
-        (r,) = harness.run_replicas(binary, cfg, [lines], redis.url, "lg:full:")
+        (r,) = harness.run_replicas(binary, cfg, [lines], redis.url, "lg:full:", extra=PATIENT)
     finally:
         assert redis.cli("CONFIG", "SET", "maxmemory", "0") == "OK"
     actions = [d["action"] for d in r.decisions()]

@@ -7,10 +7,11 @@
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 pub mod hostile;
 pub mod wave;
@@ -157,6 +158,20 @@ impl Drop for TempDir {
     }
 }
 
+/// How long a command may run before it is killed and its test fails. Far past any normal run
+/// (seconds, even on a loaded machine): only a hang trips it, and the failure names the command
+/// instead of leaving the suite waiting.
+pub const HANG_LIMIT: Duration = Duration::from_secs(300);
+
+/// Reads `pipe` to its end on a thread of its own (both pipes drain while the child runs).
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
 /// A finished command with everything needed to explain a failure.
 pub struct Run {
     /// The command line, for messages.
@@ -166,7 +181,8 @@ pub struct Run {
 }
 
 impl Run {
-    /// Runs `program args…` with `stdin` (or none) and captures everything.
+    /// Runs `program args…` with `stdin` (or none) and captures everything; a command still
+    /// running after [`HANG_LIMIT`] is killed and fails the test.
     pub fn new<I, S>(program: &Path, args: I, stdin: Option<&[u8]>) -> Run
     where
         I: IntoIterator<Item = S>,
@@ -186,7 +202,23 @@ impl Run {
                 let _ = pipe.write_all(&input);
             });
         }
-        let output = child.wait_with_output().unwrap_or_else(|e| panic!("cannot wait for {command}: {e}"));
+        let stdout = drain(child.stdout.take().expect("stdout is piped"));
+        let stderr = drain(child.stderr.take().expect("stderr is piped"));
+        let killed_at = Instant::now() + HANG_LIMIT;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < killed_at => std::thread::sleep(Duration::from_millis(5)),
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("{command} was still running after {HANG_LIMIT:?}: killed");
+                }
+                Err(e) => panic!("cannot wait for {command}: {e}"),
+            }
+        };
+        let output =
+            Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() };
         Run { command, output }
     }
 

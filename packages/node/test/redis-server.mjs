@@ -37,8 +37,11 @@ async function freePort() {
   return port;
 }
 
-/** One RESP round trip on a fresh connection (a PING for readiness, a raw command for tests). */
-export function resp(port, args, timeoutMs = 500) {
+/**
+ * One RESP round trip on a fresh connection (a PING for readiness, a raw command for tests). The
+ * limit is a hang's: a loaded machine may take its time, a server that never answers fails.
+ */
+export function resp(port, args, timeoutMs = 10_000) {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
     let data = '';
@@ -71,12 +74,16 @@ export async function startRedis({ args = [] } = {}) {
     proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (d) => (stderr += d));
-    const deadline = Date.now() + 10_000;
+    // Generous: a busy machine starts it slowly; only a server that never comes up fails here.
+    const deadline = Date.now() + 30_000;
     for (;;) {
       try {
         if (/^(\+PONG|-NOAUTH)/.test(await resp(port, ['PING']))) return;
       } catch {}
-      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start: ${stderr}`);
+      if (proc.exitCode !== null || Date.now() > deadline) {
+        proc.kill('SIGKILL'); // not left running when the test that wanted it fails
+        throw new Error(`redis-server on port ${port} did not start: ${stderr}`);
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
   };
@@ -115,7 +122,7 @@ export async function startRedis({ args = [] } = {}) {
  */
 export async function startTlsRedis() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lg-tls-'));
-  execFileSync('bash', [path.join(REPO, 'tests/replicas/make-certs.sh'), dir]);
+  execFileSync('bash', [path.join(REPO, 'tests/replicas/make-certs.sh'), dir], { timeout: 60_000 });
   const file = (name) => path.join(dir, name);
   const certs = { ca: file('ca.pem'), otherCa: file('other-ca.pem'), client: file('client.pem'), clientKey: file('client.key') };
   const tlsPort = await freePort();

@@ -23,32 +23,33 @@ describe('a rediss:// store', () => {
   });
   after(() => redis?.close());
 
-  it('two replicas with the CA and a client certificate share one pair budget over TLS', async () => {
+  it('two replicas with the CA and a client certificate share one pair budget over TLS', async (t) => {
     const tls = { storeCa: certs.ca, storeCert: certs.client, storeKey: certs.clientKey };
     const [one, two] = [0, 1].map(() => new StoredLoopGuard({}, { store: url, storePrefix: 'lg:tls:', storeDeadlineMs: 2000, ...tls }));
+    t.after(() => Promise.all([one.close(), two.close()]));
     const decided = [];
     for (let i = 0; i < 30; i++) decided.push(await (i % 2 ? one : two).decide(pairEvent(i)));
     assert.deepEqual(decided.map((d) => d.via), Array(30).fill('store'));
     assert.deepEqual(decided.map((d) => JSON.parse(d.decision).action), [...Array(20).fill('allow'), ...Array(10).fill('suppress')], 'the default pair budget of 20 holds across the two');
     assert.equal(one.stats().backend, url);
-    await one.close();
-    await two.close();
   });
 
   for (const [what, tls, said] of [
     ['without a client certificate', () => ({ storeCa: certs.ca }), /certificate|alert|ECONNRESET|closed/i],
     ['trusting another authority', () => ({ storeCa: certs.otherCa, storeCert: certs.client, storeKey: certs.clientKey }), /self.signed|unable to verify|certificate/i],
   ]) {
-    it(`${what}: every decision on local state, the budget kept there, one episode logged`, async () => {
+    it(`${what}: every decision on local state, the budget kept there, one episode logged`, async (t) => {
       const logs = [];
-      const guard = new StoredLoopGuard({}, { store: url, storePrefix: 'lg:bad:', storeDeadlineMs: 500, log: (m) => logs.push(m), ...tls() });
+      // 2 s: a handshake slower than the deadline on a loaded machine would log a timeout, not
+      // the certificate failure this test is about.
+      const guard = new StoredLoopGuard({}, { store: url, storePrefix: 'lg:bad:', storeDeadlineMs: 2000, log: (m) => logs.push(m), ...tls() });
+      t.after(() => guard.close());
       const decided = [];
       for (let i = 0; i < 25; i++) decided.push(await guard.decide(pairEvent(i)));
       assert.deepEqual(decided.map((d) => d.via), Array(25).fill('local'));
       assert.deepEqual(decided.map((d) => JSON.parse(d.decision).action), [...Array(20).fill('allow'), ...Array(5).fill('suppress')]);
       assert.equal(guard.stats().episodes, 1, logs.join('\n'));
       assert.match(logs.join('\n'), said);
-      await guard.close();
     });
   }
 

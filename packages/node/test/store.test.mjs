@@ -118,7 +118,7 @@ describe('three replicas on one redis-server', () => {
   const oracle = (events) => {
     const trace = path.join(dir, 'oracle.jsonl');
     writeFileSync(trace, `${events.join('\n')}\n`);
-    const out = execFileSync(cli, ['replay', '--config', cfgFile, '--store', 'memory', trace], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(cli, ['replay', '--config', cfgFile, '--store', 'memory', trace], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
     return out.trim().split('\n').filter((l) => !l.startsWith('{"store"')).map(verdict);
   };
 

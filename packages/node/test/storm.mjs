@@ -77,7 +77,9 @@ const REPLICA = path.join(import.meta.dirname, 'replica.mjs');
 export async function runReplicas(lanes, options, { inFlight = 4 } = {}) {
   const startAt = Date.now() + 1500;
   const runs = lanes.map((events) => {
-    const p = spawn(process.execPath, [REPLICA], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Killed if it runs far past any normal run (a replica stuck on the store), so that the test
+    // fails naming it instead of waiting on it forever.
+    const p = spawn(process.execPath, [REPLICA], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 120_000, killSignal: 'SIGKILL' });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d) => (stdout += d));

@@ -15,6 +15,10 @@ const REPO = path.resolve(here, '../../..');
 /** The hostile fixture built with its session-suffix feature (tests/e2e builds it; skipped when absent). */
 const HOSTILE = path.join(REPO, 'target/hostile-gateway/wasm32-wasip2/release/hostile_policy.wasm');
 const OTHER_POLICY = path.join(REPO, 'target/policy/wasm32-wasip2/release/loopguard_policy.wasm');
+// A deadline per policy call in the worker that an ordinary call cannot miss on a busy machine
+// (the default is 250 ms), where the test is not about the deadline: a trap is then never
+// mistaken for a timeout.
+const PATIENT_MS = 5000;
 
 afterEach(() => reset());
 
@@ -131,7 +135,8 @@ test('after_tool_call queues the outcome: recorded in order before the next poli
   g.toolCall();
   g.toolCall();
   assert.deepEqual(recorded(), ['model_call_started', 'before_tool_call']);
-  await new Promise((r) => setTimeout(r, 400));
+  // the timer fires 250 ms later on an idle machine; waited for, not timed
+  await waitFor(() => recorded().length === 3);
   assert.deepEqual(recorded(), ['model_call_started', 'before_tool_call', 'timer']);
   g.toolCall();
   g.fire('gateway_stop', {}, {});
@@ -247,11 +252,13 @@ test('enabled: false decides nothing', () => {
 test('a trapping policy: the gateway goes on in its fail mode and the guard recovers with its counts', { skip: !fs.existsSync(HOSTILE) && 'build target/hostile-gateway (tests/e2e/README.md)' }, async () => {
   for (const [isolation, failMode] of [['worker', 'open'], ['worker', 'closed'], ['inline', 'closed']]) {
     reset();
-    const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode, isolation } });
+    const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode, isolation, callTimeoutMs: PATIENT_MS } });
     await waitFor(() => (g.rt.ensure(), g.rt.client.ready || (g.rt.client.call('ping'), g.rt.client.ready)));
     for (let i = 0; i < 15; i += 1) assert.equal(g.toolCall({ run: 't' }).blocked, false, `${isolation} call ${i + 1}`);
-    // the restart point is at most a second old: let it be taken
-    await new Promise((r) => setTimeout(r, 1300));
+    // The restart point follows the calls on its own (at most a second behind on an idle
+    // machine): waited for until it holds all 15, not for a fixed time.
+    const now = Buffer.from(g.rt.client.call('exportState').value);
+    await waitFor(() => g.rt.client.lastSnapshot && now.equals(Buffer.from(g.rt.client.lastSnapshot)));
     const trapped = g.toolCall({ session: 'agent:main:__trap__' });
     assert.equal(trapped.blocked, failMode === 'closed');
     if (failMode === 'closed') assert.match(trapped.texts[0], /^loopguard: the loop guard failed \(trap: /);
@@ -272,15 +279,16 @@ test('isolation auto: the package\'s own policy runs inline, a policy file in th
 });
 
 test('a spinning policy: the call is answered at its deadline and the policy replaced', { skip: !fs.existsSync(HOSTILE) && 'no hostile build' }, () => {
-  const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode: 'closed', callTimeoutMs: 200 } });
+  // 1 s, not less: the ordinary calls around the spinning one must not miss it on a busy machine.
+  const g = fakeGateway({ config: { compat: 'documented', policy: HOSTILE, failMode: 'closed', callTimeoutMs: 1000 } });
   for (let i = 0; i < 5; i += 1) g.toolCall({ run: 's' });
   g.rt.client.snapshot(); // the restart point (a spinning instance cannot export)
-  const t0 = performance.now();
+  // The call returns at all (a spinning policy would otherwise hold it for ever), as a timeout
+  // counted once; how fast is the benchmarks' business.
   const r = g.toolCall({ session: 'agent:main:__loop__' });
-  const ms = performance.now() - t0;
   assert.equal(r.blocked, true);
-  assert.match(r.texts[0], /\(timeout: [^)]*no answer within 200 ms\)/);
-  assert.ok(ms < 1500, `answered in ${ms} ms`);
+  assert.match(r.texts[0], /\(timeout: [^)]*no answer within 1000 ms\)/);
+  assert.equal(g.rt.client.failures.timeouts, 1);
   assert.equal(g.toolCall({ run: 's' }).blocked, false, 'the replacement answers');
 });
 
@@ -289,7 +297,7 @@ test('hot swap: a changed policy file is swapped in with the counts; with expect
   const file = path.join(dir, 'policy.wasm');
   const log = path.join(dir, 'decisions.jsonl');
   fs.copyFileSync(OTHER_POLICY, file);
-  const g = fakeGateway({ config: { compat: 'documented', policy: file, policyWatchMs: 100, decisionLog: log } });
+  const g = fakeGateway({ config: { compat: 'documented', policy: file, policyWatchMs: 100, callTimeoutMs: PATIENT_MS, decisionLog: log } });
   // a policy file other than the package's own is transpiled first (seconds on a busy machine)
   await waitFor(() => (g.rt.ensure(), g.rt.client.ready || (g.rt.client.call('stats'), g.rt.client.ready)));
   for (let i = 0; i < 12; i += 1) g.toolCall({ run: 'hs' });
@@ -313,7 +321,8 @@ test('hot swap: a changed policy file is swapped in with the counts; with expect
   assert.equal(g2.rt.client.info.policy.blake3, digest);
 });
 
-async function waitFor(fn, ms = 20_000) {
+/** Polls `fn` until it returns something; the limit is a hang's, not a speed. */
+async function waitFor(fn, ms = 60_000) {
   const end = Date.now() + ms;
   for (let i = 0; Date.now() < end && i < 10_000; i += 1) {
     const v = fn();

@@ -78,7 +78,9 @@ test('store failMode closed with the store down: tool calls are blocked, bot mes
 });
 
 test('store failMode open with the store down: the calls run on the replica\'s own counts', async () => {
-  const g = fakeGateway({ config: { compat: 'documented', store: { url: 'redis://127.0.0.1:1' } } });
+  // 2 s, not the default 20 ms: on a busy machine a refused connection can be seen after 20 ms,
+  // and the episode would be logged as a timeout instead of "unreachable".
+  const g = fakeGateway({ config: { compat: 'documented', store: { url: 'redis://127.0.0.1:1', deadlineMs: 2000 } } });
   for (let n = 1; n <= 20; n++) assert.equal((await toolCall(g, n)).blocked, false);
   assert.equal((await toolCall(g, 21)).blocked, true, 'the local counts still block the 21st');
   const s = g.rt.stored.stats();
@@ -111,8 +113,9 @@ describe('two replicas on one redis-server', () => {
     return [0, 1].map(() => new Runtime({ settings: resolveSettings(raw), raw, loopguardUrl, logger: null, key: prefix }));
   };
 
-  test('two replicas on one redis-server share the pair budget: the 21st bot message is dropped whichever replica gets it', async () => {
+  test('two replicas on one redis-server share the pair budget: the 21st bot message is dropped whichever replica gets it', async (t) => {
     const rts = replicas('lg:pl:');
+    t.after(() => rts.forEach((rt) => rt.stop()));
     assert.deepEqual(await droppedOf30(rts), [...Array(20).fill(false), ...Array(10).fill(true)]);
     for (const rt of rts) {
       assert.equal(rt.stored.stats().onLocal, 0);
@@ -120,8 +123,9 @@ describe('two replicas on one redis-server', () => {
     }
   });
 
-  test('two replicas share one tool loop: calls alternating between them are blocked at the 21st', async () => {
+  test('two replicas share one tool loop: calls alternating between them are blocked at the 21st', async (t) => {
     const rts = replicas('lg:pt:');
+    t.after(() => rts.forEach((rt) => rt.stop()));
     const ctx = (n) => ({ toolName: 'exec', agentId: 'main', sessionKey: 'agent:main:x', runId: 'r', toolCallId: `c${n}` });
     let blockedAt = 0;
     for (let n = 1; n <= 21 && !blockedAt; n++) {
@@ -136,13 +140,14 @@ describe('two replicas on one redis-server', () => {
   });
 });
 
-test('store.ca, .cert and .key: two replicas share the pair budget on a redis-server that speaks TLS and asks for client certificates', async () => {
+test('store.ca, .cert and .key: two replicas share the pair budget on a redis-server that speaks TLS and asks for client certificates', async (t) => {
   const redis = await startTlsRedis();
   try {
     const { ca, client, clientKey } = redis.certs;
     const raw = { compat: 'documented', store: { url: redis.tlsUrl, prefix: 'lg:tls:', deadlineMs: 2000, ca, cert: client, key: clientKey }, botIds: { telegram: ['222'] } };
     const { loopguardUrl } = locate();
     const rts = [0, 1].map(() => new Runtime({ settings: resolveSettings(raw), raw, loopguardUrl, logger: null, key: 'tls' }));
+    t.after(() => rts.forEach((rt) => rt.stop()));
     assert.deepEqual(await droppedOf30(rts), [...Array(20).fill(false), ...Array(10).fill(true)]);
     for (const rt of rts) {
       assert.deepEqual([rt.stored.stats().onLocal, rt.stored.stats().onStore], [0, 15]);

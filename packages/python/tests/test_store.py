@@ -32,12 +32,20 @@ def _redis(port, *extra):
 
 
 def _wait_for(port):
-    for _ in range(200):
+    """Until redis-server listens; a busy machine may take its time, one that never listens fails."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.05)
+    pytest.fail(f"redis-server did not listen on port {port} within 30 s")
+
+
+# Where a test is not about the deadline, one that a loaded machine cannot miss by chance (the
+# default is 20 ms): a slow answer must not turn a decision on the store into a local one.
+PATIENT = {"store_deadline_ms": 2000}
 
 
 @pytest.fixture
@@ -61,7 +69,8 @@ def _msg(i, event_id=None):
 
 
 def test_two_replicas_share_one_pair_budget(redis_url):
-    with LoopGuard(store=redis_url, store_prefix="lg:py:") as one, LoopGuard(store=redis_url, store_prefix="lg:py:") as two:
+    with LoopGuard(store=redis_url, store_prefix="lg:py:", **PATIENT) as one, \
+            LoopGuard(store=redis_url, store_prefix="lg:py:", **PATIENT) as two:
         actions = [(one if i % 2 else two).on_bot_message(_msg(i)).action for i in range(30)]
         # The default pair budget is 20 per 60 s: the 21st message overall trips it, not the 41st.
         assert actions[:20] == ["allow"] * 20
@@ -71,7 +80,8 @@ def test_two_replicas_share_one_pair_budget(redis_url):
 
 
 def test_a_retry_on_another_replica_takes_no_second_slot(redis_url):
-    with LoopGuard(store=redis_url, store_prefix="lg:retry:") as one, LoopGuard(store=redis_url, store_prefix="lg:retry:") as two:
+    with LoopGuard(store=redis_url, store_prefix="lg:retry:", **PATIENT) as one, \
+            LoopGuard(store=redis_url, store_prefix="lg:retry:", **PATIENT) as two:
         for i in range(19):
             assert one.on_bot_message(_msg(i, f"e{i}")).action == "allow"
         assert two.on_bot_message(_msg(18, "e18")).action == "allow"  # a Slack retry
@@ -82,7 +92,8 @@ def test_a_retry_on_another_replica_takes_no_second_slot(redis_url):
 def test_tool_calls_of_one_session_on_two_replicas_are_seen_whole(redis_url):
     config = {"tools": {"loopDetection": {"enabled": True}}}
     call = {"session": "s1", "tool": "read", "args": {"path": "/same"}}
-    with LoopGuard(config, store=redis_url) as one, LoopGuard(config, store=redis_url) as two, LoopGuard(config) as alone:
+    with LoopGuard(config, store=redis_url, **PATIENT) as one, LoopGuard(config, store=redis_url, **PATIENT) as two, \
+            LoopGuard(config) as alone:
         shared = [(one if i % 2 else two).before_tool_call(call) for i in range(12)]
         local = [alone.before_tool_call(call) for _ in range(12)]
         assert [v.action for v in shared] == [v.action for v in local]
