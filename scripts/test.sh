@@ -23,14 +23,20 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=setup.sh
 . "$ROOT/scripts/setup.sh"
+echo "test: ($SECONDS s: setup)" >&2
 export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 # `stage NAME SECONDS` starts a stage; `run CMD…` runs one of its commands in the time the stage
 # has left. `timeout` puts the command in a process group of its own and ends all of it (the
 # servers and workers a test started too); that group does not get the terminal's Ctrl-C (nor a
 # TERM sent to this script), so `run` passes them on.
 stage() {
+    stage_took
     STAGE="$1" STAGE_LIMIT="$2" STAGE_START=$SECONDS
     echo "test: $1" >&2
+}
+# Each stage's time, said when it ends (CONTRIBUTING.md keeps a table of them).
+stage_took() {
+    if [ -n "${STAGE:-}" ]; then echo "test: ($((SECONDS - STAGE_START)) s: $STAGE)" >&2; fi
 }
 run() {
     local left=$((STAGE_LIMIT - (SECONDS - STAGE_START))) pid rc=0
@@ -123,4 +129,5 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
     stage "scripts/fuzz.sh $FUZZ_SECONDS" $((1800 + 20 * FUZZ_SECONDS))
     run bash "$ROOT/scripts/fuzz.sh" "$FUZZ_SECONDS"
 fi
-echo "test: all stages passed" >&2
+stage_took
+echo "test: all stages passed in $SECONDS s" >&2
