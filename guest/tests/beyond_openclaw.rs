@@ -141,6 +141,19 @@ fn paging_through_a_file_is_progress_the_same_page_again_is_not() {
 }
 
 #[test]
+fn the_same_edit_sent_back_to_back_is_warned_whatever_it_returns_and_never_denied() {
+    let edit = "edit 1:1\\npublic class CustomException extends Exception { public CustomException() { super(); } }\\nend_of_edit";
+    let trace: String = (1..=8)
+        .map(|i| exec("s", edit, &format!("[File: Repro.java ({} lines total)] 1:public class", 8 * i)))
+        .collect();
+    let a = actions(CAUTIOUS, &trace);
+    assert_eq!(a[..2], ["allow", "allow"]);
+    assert!(a[2..].iter().all(|x| x == "warn:same_result"), "{a:?}");
+    assert!(!actions(ON, &trace).iter().any(|x| x.starts_with("block")), "a warning only, in both presets");
+    assert!(actions(OFF, &trace).iter().all(|x| x == "allow"));
+}
+
+#[test]
 fn healthy_exploration_passes() {
     let trace: String =
         (0..8).map(|i| search("s", &format!("page {i}"), &format!("Page {i} is about topic {i}."))).collect();
