@@ -129,6 +129,27 @@ fn an_edit_then_the_same_failing_test_is_warned_at_the_fourth_re_run_and_denied_
 }
 
 #[test]
+fn reading_again_what_was_already_read_is_no_progress_between_two_failing_runs() {
+    let mut again = exec("s", "cat app.py", "def total(xs): return sum(xs) + 1");
+    let mut elsewhere = again.clone();
+    for i in 0..6 {
+        let run = exec("s", "pytest -q", "FAILED test_app.py::test_sum - assert 3 == 4");
+        again.push_str(&run);
+        again.push_str(&exec("s", "cat app.py", "def total(xs): return sum(xs) + 1"));
+        elsewhere.push_str(&run);
+        elsewhere.push_str(&exec("s", &format!("cat mod{i}.py"), &format!("def helper_{i}(): return {i} * 2")));
+    }
+    let runs = |trace: &str| actions(CAUTIOUS, trace).into_iter().skip(1).step_by(2).collect::<Vec<_>>();
+    assert_eq!(
+        runs(&again)[..4],
+        ["allow", "allow", "warn:same_result", "block:same_result"],
+        "the same file, unchanged"
+    );
+    assert_eq!(runs(&elsewhere)[..4], ["allow", "allow", "allow", "warn:same_result"], "a new file each time");
+    assert!(actions(OFF, &again).iter().all(|x| !x.contains("same_result")), "OpenClaw's rules are untouched");
+}
+
+#[test]
 fn paging_through_a_file_is_progress_the_same_page_again_is_not() {
     let pages: String = (0..12)
         .map(|i| exec("s", "scroll_down", &format!("[File: a.py] lines {i}01-{i}99: page {i} of the module")))
@@ -138,6 +159,19 @@ fn paging_through_a_file_is_progress_the_same_page_again_is_not() {
     let same: String = exec("s", "scroll_down", "[File: a.py] (end of file)").repeat(12);
     let a = actions(CAUTIOUS, &same);
     assert_eq!(a[2..4], ["warn:same_result", "block:same_result"]);
+}
+
+#[test]
+fn the_same_edit_sent_back_to_back_is_warned_whatever_it_returns_and_never_denied() {
+    let edit = "edit 1:1\\npublic class CustomException extends Exception { public CustomException() { super(); } }\\nend_of_edit";
+    let trace: String = (1..=8)
+        .map(|i| exec("s", edit, &format!("[File: Repro.java ({} lines total)] 1:public class", 8 * i)))
+        .collect();
+    let a = actions(CAUTIOUS, &trace);
+    assert_eq!(a[..2], ["allow", "allow"]);
+    assert!(a[2..].iter().all(|x| x == "warn:same_result"), "{a:?}");
+    assert!(!actions(ON, &trace).iter().any(|x| x.starts_with("block")), "a warning only, in both presets");
+    assert!(actions(OFF, &trace).iter().all(|x| x == "allow"));
 }
 
 #[test]

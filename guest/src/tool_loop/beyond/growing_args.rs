@@ -79,7 +79,7 @@ mod tests {
 
     fn check(tool: &str, tool_id: u64, growth: u32, t: &Levels) -> Option<Finding> {
         let entries = VecDeque::new();
-        let call = Call { tool, tool_id, args: [0; 16], fold: 0, sketch: Sketch::default() };
+        let call = Call { tool, tool_id, args: [0; 16], fold: 0, sketch: Sketch::default(), payload: 0 };
         super::check(&Look { entries: &entries, call, growth }, t)
     }
 

@@ -86,7 +86,8 @@ mod tests {
     }
 
     fn of(es: &VecDeque<Entry>, args: u8) -> Option<(bool, u32)> {
-        let call = Call { tool: "t", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::default() };
+        let call =
+            Call { tool: "t", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::default(), payload: 0 };
         check(&Look { entries: es, call, growth: 0 }, &S).map(|f| (f.critical, f.count))
     }
 

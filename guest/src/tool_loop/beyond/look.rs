@@ -27,6 +27,8 @@ pub struct Call<'a> {
     pub fold: u64,
     /// What it aims at.
     pub sketch: Sketch,
+    /// Its [`payload`]: the characters of its longest string argument.
+    pub payload: usize,
 }
 
 impl Call<'_> {
@@ -53,7 +55,14 @@ pub struct Look<'a> {
 #[cfg(test)]
 pub(crate) fn looking<T>(es: &[Entry], args: u8, f: impl FnOnce(&Look<'_>) -> T) -> T {
     let entries = es.iter().copied().collect();
-    let call = Call { tool: "tool", tool_id: 1, args: [args; 16], fold: args as u64, sketch: Sketch::test_aim(args) };
+    let call = Call {
+        tool: "tool",
+        tool_id: 1,
+        args: [args; 16],
+        fold: args as u64,
+        sketch: Sketch::test_aim(args),
+        payload: 0,
+    };
     f(&Look { entries: &entries, call, growth: 0 })
 }
 
@@ -74,6 +83,20 @@ pub fn fold(tool: u64, args: Option<&Json<'_>>) -> u64 {
         text.push_str(w);
     }
     name_id(&text)
+}
+
+/// The characters of the longest string argument (commentary aside, any depth): what the call
+/// carries. A poll or a read names a target in a few words; an edit or a file written carries
+/// its content.
+pub fn payload(args: Option<&Json<'_>>) -> usize {
+    match args {
+        Some(Json::Str(s)) => s.as_str().chars().count(),
+        Some(Json::Arr(items)) => items.iter().map(|i| payload(Some(i))).max().unwrap_or(0),
+        Some(Json::Obj(members)) => {
+            members.iter().filter(|(k, _)| !is_commentary(k.as_str())).map(|(_, v)| payload(Some(v))).max().unwrap_or(0)
+        }
+        _ => 0,
+    }
 }
 
 /// The most words folded per call: beyond, a longer argument is compared by its first words.

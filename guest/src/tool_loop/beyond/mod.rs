@@ -77,7 +77,8 @@ pub fn check(
     }
     let sketch = parsed.map(Sketch::of).unwrap_or_default();
     let fold = look::fold(facts.tool_id, parsed);
-    let this = Call { tool: call.tool, tool_id: facts.tool_id, args: facts.args, fold, sketch };
+    let payload = look::payload(parsed);
+    let this = Call { tool: call.tool, tool_id: facts.tool_id, args: facts.args, fold, sketch, payload };
     let look = Look { entries: trail.entries(), call: this, growth: trail.growth };
     let found = [
         d.same_error.and_then(|s| same_error::check(&look, &s)),

@@ -15,6 +15,12 @@
 //! compared only with the same call's: different commands that each succeed silently are
 //! progress, not a loop.
 //!
+//! The same call with a payload (its longest string argument at least [`RESENT_PAYLOAD`]
+//! characters: an edit, a file's content) sent back to back is warned at `warnAt` whatever it
+//! returns, and never blocked: a change made again and again (the same insertion prepended once
+//! more each time) answers differently each time, yet nothing moves on. A poll or a scroll names
+//! its target in a few words and is not counted.
+//!
 //! Settings: `loopguard.detectors.sameResult` ([`StreakSettings`]). State: the session's
 //! [`Trail`](super::trail::Trail).
 
@@ -25,10 +31,14 @@ use crate::config::detection::StreakSettings;
 use crate::digest::{key_digest, tag};
 use crate::tool_loop::decision::{Detector, Finding};
 
+/// The fewest characters in a call's longest string argument for it to count as sent again
+/// back to back ([`resent`]).
+pub const RESENT_PAYLOAD: usize = 100;
+
 /// Checks the call in `look`; `None` when this detector has nothing to say.
 pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
     let st = streak(look, Family::Results, s.aim_overlap);
-    let (block, attempt, evidence) = verdict(&st, s)?;
+    let Some((block, attempt, evidence)) = verdict(&st, s) else { return resent(look, s) };
     let tool = look.call.tool;
     let what = if st.out == Some(Out::Nothing) { "found nothing" } else { "returned the same result" };
     let n = attempt - 1;
@@ -47,10 +57,30 @@ pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
     Some(Finding::warn(Detector::SameResult, attempt, key, m))
 }
 
+/// The same call with a payload sent back to back (byte for byte, nothing between), whatever
+/// it returned: a warning at `warnAt`, never a block.
+fn resent(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
+    let call = &look.call;
+    if call.payload < RESENT_PAYLOAD {
+        return None;
+    }
+    let n = look.entries.iter().rev().take_while(|e| e.tool == call.tool_id && e.args == call.args).count() as u32;
+    if n == 0 || n + 1 < s.same.warn_at {
+        return None;
+    }
+    let tool = call.tool;
+    let m = format!(
+        "loopguard: {tool} was sent {n} times in a row with these same arguments. Sending it again will \
+         repeat the change or the answer: check the last result first."
+    );
+    let key = key_digest(tag::WARN_KEY, &[b"same-result-resent", &call.tool_id.to_le_bytes()]);
+    Some(Finding::warn(Detector::SameResult, n + 1, key, m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool_loop::beyond::look::looking;
+    use crate::tool_loop::beyond::look::{looking, Call};
     use crate::tool_loop::beyond::streak::TEST_SETTINGS;
     use crate::tool_loop::beyond::trail::{entry, res, Entry};
 
@@ -75,6 +105,26 @@ mod tests {
         assert_eq!(of(&es[..3], 20), Some((false, 4)));
         assert_eq!(of(&es[..6], 20), Some((false, 7)), "seven greps for different names: not denied");
         assert_eq!(of(&es, 20), Some((true, 8)), "the variedBlockAt of these settings");
+    }
+
+    #[test]
+    fn a_payload_sent_back_to_back_is_warned_whatever_it_returns_and_never_blocked() {
+        let es: Vec<Entry> = (0..8).map(|i| entry(1, 1, res(i))).collect();
+        let sent = |n: usize, payload: usize| {
+            looking(&es[..n], 1, |look| {
+                let look = Look { call: Call { payload, ..look.call }, ..*look };
+                check(&look, &S).map(|f| (f.critical, f.count))
+            })
+        };
+        assert_eq!(sent(1, RESENT_PAYLOAD), None);
+        assert_eq!(sent(2, RESENT_PAYLOAD), Some((false, 3)));
+        assert_eq!(sent(8, RESENT_PAYLOAD), Some((false, 9)), "never blocked");
+        assert_eq!(sent(8, RESENT_PAYLOAD - 1), None, "a scroll or a poll names its target in a few words");
+        let between = [entry(1, 1, res(1)), entry(1, 2, res(2)), entry(1, 1, res(3))];
+        let look_between = looking(&between, 1, |look| {
+            check(&Look { call: Call { payload: RESENT_PAYLOAD, ..look.call }, ..*look }, &S).is_some()
+        });
+        assert!(!look_between, "another call between: not back to back");
     }
 
     #[test]

@@ -17,6 +17,9 @@
 //! - this call with another outcome ends the streak: it learnt something;
 //! - attempts must follow each other closely: more than [`MAX_GAP`] other calls between two of
 //!   them end the streak (the agent went elsewhere and came back);
+//! - a call answered exactly as the same call (up to cosmetics) was answered earlier in the
+//!   trail (a file read again, unchanged) learnt nothing: it is neither a gap nor progress, so
+//!   re-reads between re-runs of a failing test do not hide them;
 //! - progress elsewhere weakens a streak: after a call that found something or changed
 //!   something (for errors: changed something; a read between two failing edits is not
 //!   progress on them), older attempts with other arguments no longer count, and older attempts
@@ -116,7 +119,7 @@ pub fn streak(look: &Look<'_>, family: Family, overlap: u8) -> Streak {
     let mut near = Aims::new(&call.sketch, NEAR_OVERLAP);
     let mut gap = 0;
     let mut progress = false;
-    for e in look.entries.iter().rev() {
+    for (i, e) in look.entries.iter().enumerate().rev() {
         if e.out.is_unknown() {
             // This call, blocked: the agent tried it again, so the streak goes on (the calls
             // around a blocked attempt are not a gap); nothing else is learnt from it.
@@ -160,6 +163,11 @@ pub fn streak(look: &Look<'_>, family: Family, overlap: u8) -> Streak {
             s.all += 1;
             gap = 0;
             aims.add(e.sketch);
+            continue;
+        }
+        // A call answered exactly as the same call was answered before (a file read again, a
+        // listing run again) learnt nothing: it is neither progress nor a gap.
+        if look.entries.range(..i).any(|o| o.tool == e.tool && o.fold == e.fold && o.out == e.out) {
             continue;
         }
         gap += 1;
@@ -237,6 +245,15 @@ mod tests {
         es.extend((0..=MAX_GAP as u8).map(|i| entry(1, 20 + i, err(i))));
         es.push(entry(1, 1, res(5)));
         assert_eq!(of(&es, 1, Family::Results), (1, 1));
+    }
+
+    #[test]
+    fn a_call_answered_as_it_was_before_is_neither_progress_nor_a_gap() {
+        let read = entry(2, 9, res(1));
+        let es = [read, entry(1, 1, res(5)), read, entry(1, 1, res(5)), read, read, read, read];
+        assert_eq!(of(&es, 1, Family::Results), (2, 2), "the first read is new, the others are not");
+        let new_reads = [entry(1, 1, res(5)), entry(2, 8, res(2)), entry(1, 1, res(5)), entry(2, 9, res(3))];
+        assert_eq!(of(&new_reads, 1, Family::Results), (0, 2), "a new answer is progress");
     }
 
     #[test]
