@@ -32,7 +32,7 @@ use crate::digest::{key_digest, tag};
 use crate::tool_loop::decision::{Detector, Finding};
 
 /// The fewest characters in a call's longest string argument for it to count as sent again
-/// back to back ([`resent`]).
+/// back to back (`resent`).
 pub const RESENT_PAYLOAD: usize = 100;
 
 /// Checks the call in `look`; `None` when this detector has nothing to say.
