@@ -53,6 +53,9 @@ pub enum Command {
     /// Read OpenClaw's transcripts (a state directory, an agent's .sqlite, a JSONL transcript or a
     /// directory of them, a trajectory export), replay them, and report per session where the
     /// guard warns, blocks and aborts; with --set/--compare, what changes under another config.
+    ///
+    /// Without --config the replay is under OpenClaw's defaults (`{}`, in which the rolling loop
+    /// detectors are off); --agent-default decides as the agent-facing hosts do.
     #[command(
         override_usage = "loopguard transcripts [--config FILE] [--agent-default] [--policy FILE.wasm] [--json | --trace] \
                           [--set KEY=VALUE]... [--compare FILE] [OPTIONS] PATH...",
@@ -75,6 +78,10 @@ pub enum Command {
     /// Run an MCP server behind the loop guard: stdio (`-- <server command…>`) or streamable
     /// HTTP (`--listen ADDR --upstream URL`); every message passes untouched except a blocked
     /// `tools/call` (see docs/PROXIES.md).
+    ///
+    /// Where the config is silent (or without --config), tool-loop detection is on with the
+    /// `cautious` preset, the agent-facing hosts' one default. --fail-closed: a call the broken
+    /// policy cannot decide is blocked instead of let through.
     #[command(override_usage = "loopguard mcp [--config FILE] [--policy FILE.wasm] -- <server command…>\n       \
                                 loopguard mcp [--config FILE] --listen ADDR --upstream URL")]
     Mcp(crate::mcp::McpArgs),
