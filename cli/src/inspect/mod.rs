@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use loopguard_host::{LoadOptions, Policy, HOST_VERSION};
+use loopguard_host::{Policy, HOST_VERSION};
+
+use crate::options::PolicyArgs;
 
 /// `loopguard inspect`: size, digest, versions and imports of a component.
 pub fn inspect(file: &Path) -> anyhow::Result<()> {
@@ -17,12 +19,7 @@ pub fn inspect(file: &Path) -> anyhow::Result<()> {
 
 /// `loopguard version`: the CLI's, the policy's (embedded or `--policy`) and the interface's.
 pub fn version(policy: Option<PathBuf>) -> anyhow::Result<()> {
-    let _ = loopguard_host::use_default_compile_cache();
-    let policy = match policy {
-        Some(path) => Policy::from_file_with(path, &LoadOptions::default())?,
-        None => Policy::embedded_with(&LoadOptions::default())?,
-    };
-    let mut instance = policy.instantiate()?;
+    let mut instance = PolicyArgs { policy, ..PolicyArgs::default() }.policy()?.instantiate()?;
     let text = format!(
         "loopguard: {HOST_VERSION}\npolicy: {}\ninterface: {}\n",
         instance.version()?,
