@@ -14,6 +14,7 @@ use crate::error::{ErrorKind, PolicyError as CoreError};
 use crate::gateway::{Gateway as CoreGateway, Stats};
 use crate::group as gr;
 use crate::input::json_value_with;
+use crate::keyed::KeyOf;
 use crate::tool_loop::{self as tl, Outcome};
 use crate::trace;
 
@@ -31,9 +32,10 @@ pub mod bindings {
 
 use bindings::exports::loopguard::policy::guard::{Gateway, Guest as GuardGuest, GuestGateway};
 use bindings::loopguard::policy::types::{
-    AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, ErrorKind as WitKind, GroupReply, GroupRound,
-    GroupStart, GroupStep, GroupThread, KeyedDecision, OutcomeVerdict, PolicyError, Stats as WitStats, StopReason,
-    Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    AbortInfo, BotMessage, BotVerdict, Budget, Call, Compaction, CompactionVerdict, ErrorKind as WitKind, GroupFinals,
+    GroupMessage, GroupReply, GroupRound, GroupStart, GroupStep, GroupThread, KeyedDecision, KeyedVerdict,
+    OutcomeVerdict, PolicyError, Stats as WitStats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome,
+    ToolVerdict, Verdict,
 };
 use bindings::Guest;
 
@@ -147,46 +149,15 @@ impl<C: Core> GuestGateway for Resource<C> {
     }
 
     fn check_tool_call(&self, call: ToolCall) -> Result<ToolVerdict, PolicyError> {
-        let v = self.0.borrow_mut().check_tool_call(&core_call(&call))?;
-        Ok(ToolVerdict {
-            action: match v.action {
-                tl::ToolAction::Allow => ToolAction::Allow,
-                tl::ToolAction::Warn => ToolAction::Warn,
-                tl::ToolAction::Block => ToolAction::Block,
-            },
-            detector: v.detector.map(|d| d.as_str().to_string()),
-            count: v.count,
-            message: v.message,
-            notify: v.notify,
-        })
+        check(&mut *self.0.borrow_mut(), &call)
     }
 
     fn record_tool_outcome(&self, call: ToolCall, outcome: ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
-        let keys = self.0.borrow_mut().gateway().config().lone_keys();
-        let (text, path, threw) = match &outcome {
-            ToolOutcome::Returned(text) => (text, "outcome.result", false),
-            ToolOutcome::Threw(text) => (text, "outcome.error", true),
-        };
-        let value = json_value_with(text, path, keys)?;
-        let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
-        let verdict = self.0.borrow_mut().record_tool_outcome(&core_call(&call), o)?;
-        Ok(match verdict {
-            tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
-            tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,
-            tl::OutcomeVerdict::Abort { detector, count, message } => OutcomeVerdict::Abort(AbortInfo {
-                detector: detector.as_str().to_string(),
-                count,
-                tool: call.tool,
-                message,
-            }),
-        })
+        record(&mut *self.0.borrow_mut(), call, &outcome)
     }
 
     fn compaction_retried(&self, session: String, run: Option<String>, agent: Option<String>) -> CompactionVerdict {
-        match self.0.borrow_mut().gateway().compaction_retried(&session, run.as_deref(), agent.as_deref()) {
-            tl::CompactionVerdict::Armed(n) => CompactionVerdict::Armed(n),
-            tl::CompactionVerdict::Disabled => CompactionVerdict::Disabled,
-        }
+        compaction(&mut *self.0.borrow_mut(), &Compaction { session, run, agent })
     }
 
     fn end_session(&self, session: String) {
@@ -194,41 +165,15 @@ impl<C: Core> GuestGateway for Resource<C> {
     }
 
     fn check_bot_message(&self, m: BotMessage) -> Result<BotVerdict, PolicyError> {
-        let message = trace::BotMessage {
-            channel: &m.channel,
-            account: &m.account,
-            conversation: &m.conversation,
-            room: m.room.as_deref().unwrap_or(&m.conversation),
-            sender: &m.sender,
-            receiver: &m.receiver,
-            ts_ms: m.ts_ms,
-            event_id: m.event_id.as_deref(),
-        };
-        Ok(match self.0.borrow_mut().gateway().check_bot_message(&message)? {
-            bl::BotDecision::Allow => BotVerdict::Allow,
-            bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
-                cooldown_until_ms,
-                budget: match budget {
-                    bl::Budget::Pair => Budget::Pair,
-                    bl::Budget::Burst => Budget::Burst,
-                },
-            }),
-        })
+        bot(&mut *self.0.borrow_mut(), &m)
     }
 
-    fn start_group_thread(&self, t: GroupThread, peer: String, text: String) -> GroupStart {
-        let m = trace::GroupMessage { thread: thread(&t), peer: &peer, text: &text };
-        match self.0.borrow_mut().gateway().start_group_thread(&m) {
-            gr::GroupStart::Round { round, participants } => GroupStart::Round(GroupRound { round, participants }),
-            gr::GroupStart::Legacy { participants } => GroupStart::Legacy(participants),
-            gr::GroupStart::None => GroupStart::None,
-        }
+    fn start_group_thread(&self, thread: GroupThread, peer: String, text: String) -> GroupStart {
+        group_start(&mut *self.0.borrow_mut(), &GroupMessage { thread, peer, text })
     }
 
-    fn finish_group_round(&self, t: GroupThread, replies: Vec<GroupReply>) -> GroupStep {
-        let replies: Vec<gr::Reply> =
-            replies.into_iter().map(|r| gr::Reply { agent: r.agent, reply: r.reply }).collect();
-        step(self.0.borrow_mut().gateway().finish_group_round(&thread(&t), &replies))
+    fn finish_group_round(&self, thread: GroupThread, replies: Vec<GroupReply>) -> GroupStep {
+        group_finals(&mut *self.0.borrow_mut(), GroupFinals { thread, replies })
     }
 
     fn cancel_group_thread(&self, t: GroupThread) -> GroupStep {
@@ -256,6 +201,31 @@ impl<C: Core> GuestGateway for Resource<C> {
         Ok(KeyedDecision { decision, state })
     }
 
+    fn key_of(&self, call: Call) -> String {
+        match &call {
+            Call::CheckToolCall(c) | Call::RecordToolOutcome((c, _)) => KeyOf::Session(&c.session).text(),
+            Call::CompactionRetried(c) => KeyOf::Session(&c.session).text(),
+            Call::CheckBotMessage(m) => KeyOf::Bot { account: &m.account, conversation: &m.conversation }.text(),
+            Call::StartGroupThread(m) => KeyOf::Group(&thread(&m.thread)).text(),
+            Call::FinishGroupRound(f) => KeyOf::Group(&thread(&f.thread)).text(),
+            Call::CancelGroupThread(t) => KeyOf::Group(&thread(t)).text(),
+        }
+    }
+
+    fn decide_call(&self, call: Call, state: Option<Vec<u8>>) -> Result<KeyedVerdict, PolicyError> {
+        let mut core = self.0.borrow_mut();
+        let own = core.gateway().set_aside();
+        let result = on_key_state(&mut *core, state.as_deref(), call);
+        core.gateway().restore(own);
+        let (verdict, state) = result?;
+        Ok(KeyedVerdict { verdict, state })
+    }
+
+    fn apply_calls(&self, calls: Vec<Call>) -> Vec<Result<Verdict, PolicyError>> {
+        let mut core = self.0.borrow_mut();
+        calls.into_iter().map(|call| make(&mut *core, call)).collect()
+    }
+
     fn stats(&self) -> WitStats {
         let Stats { sessions, evicted_sessions, bot_pairs, evicted_pairs, group_threads } =
             self.0.borrow_mut().gateway().stats();
@@ -268,6 +238,111 @@ impl<C: Core> GuestGateway for Resource<C> {
             memory_bytes: core::arch::wasm32::memory_size(0) as u64 * 65_536,
         }
     }
+}
+
+/// `call` decided on a key's `state` (the gateway's own state set aside by the caller).
+fn on_key_state<C: Core>(
+    core: &mut C,
+    state: Option<&[u8]>,
+    call: Call,
+) -> Result<(Verdict, Option<Vec<u8>>), PolicyError> {
+    if let Some(blob) = state {
+        core.import_state(blob)?;
+    }
+    let verdict = make(core, call)?;
+    Ok((verdict, core.gateway().key_state()))
+}
+
+/// Makes one call as its own method would.
+fn make<C: Core>(core: &mut C, call: Call) -> Result<Verdict, PolicyError> {
+    Ok(match call {
+        Call::CheckToolCall(c) => Verdict::CheckToolCall(check(core, &c)?),
+        Call::RecordToolOutcome((c, o)) => Verdict::RecordToolOutcome(record(core, c, &o)?),
+        Call::CompactionRetried(c) => Verdict::CompactionRetried(compaction(core, &c)),
+        Call::CheckBotMessage(m) => Verdict::CheckBotMessage(bot(core, &m)?),
+        Call::StartGroupThread(m) => Verdict::StartGroupThread(group_start(core, &m)),
+        Call::FinishGroupRound(f) => Verdict::FinishGroupRound(group_finals(core, f)),
+        Call::CancelGroupThread(t) => Verdict::CancelGroupThread(step(core.gateway().cancel_group_thread(&thread(&t)))),
+    })
+}
+
+fn check<C: Core>(core: &mut C, call: &ToolCall) -> Result<ToolVerdict, PolicyError> {
+    let v = core.check_tool_call(&core_call(call))?;
+    Ok(ToolVerdict {
+        action: match v.action {
+            tl::ToolAction::Allow => ToolAction::Allow,
+            tl::ToolAction::Warn => ToolAction::Warn,
+            tl::ToolAction::Block => ToolAction::Block,
+        },
+        detector: v.detector.map(|d| d.as_str().to_string()),
+        count: v.count,
+        message: v.message,
+        notify: v.notify,
+    })
+}
+
+fn record<C: Core>(core: &mut C, call: ToolCall, outcome: &ToolOutcome) -> Result<OutcomeVerdict, PolicyError> {
+    let keys = core.gateway().config().lone_keys();
+    let (text, path, threw) = match outcome {
+        ToolOutcome::Returned(text) => (text, "outcome.result", false),
+        ToolOutcome::Threw(text) => (text, "outcome.error", true),
+    };
+    let value = json_value_with(text, path, keys)?;
+    let o = if threw { Outcome::Error(&value) } else { Outcome::Result(&value) };
+    Ok(match core.record_tool_outcome(&core_call(&call), o)? {
+        tl::OutcomeVerdict::Recorded => OutcomeVerdict::Recorded,
+        tl::OutcomeVerdict::Ignored => OutcomeVerdict::Ignored,
+        tl::OutcomeVerdict::Abort { detector, count, message } => OutcomeVerdict::Abort(AbortInfo {
+            detector: detector.as_str().to_string(),
+            count,
+            tool: call.tool,
+            message,
+        }),
+    })
+}
+
+fn compaction<C: Core>(core: &mut C, c: &Compaction) -> CompactionVerdict {
+    match core.gateway().compaction_retried(&c.session, c.run.as_deref(), c.agent.as_deref()) {
+        tl::CompactionVerdict::Armed(n) => CompactionVerdict::Armed(n),
+        tl::CompactionVerdict::Disabled => CompactionVerdict::Disabled,
+    }
+}
+
+fn bot<C: Core>(core: &mut C, m: &BotMessage) -> Result<BotVerdict, PolicyError> {
+    let message = trace::BotMessage {
+        channel: &m.channel,
+        account: &m.account,
+        conversation: &m.conversation,
+        room: m.room.as_deref().unwrap_or(&m.conversation),
+        sender: &m.sender,
+        receiver: &m.receiver,
+        ts_ms: m.ts_ms,
+        event_id: m.event_id.as_deref(),
+    };
+    Ok(match core.gateway().check_bot_message(&message)? {
+        bl::BotDecision::Allow => BotVerdict::Allow,
+        bl::BotDecision::Suppress { cooldown_until_ms, budget } => BotVerdict::Suppress(Suppression {
+            cooldown_until_ms,
+            budget: match budget {
+                bl::Budget::Pair => Budget::Pair,
+                bl::Budget::Burst => Budget::Burst,
+            },
+        }),
+    })
+}
+
+fn group_start<C: Core>(core: &mut C, m: &GroupMessage) -> GroupStart {
+    let message = trace::GroupMessage { thread: thread(&m.thread), peer: &m.peer, text: &m.text };
+    match core.gateway().start_group_thread(&message) {
+        gr::GroupStart::Round { round, participants } => GroupStart::Round(GroupRound { round, participants }),
+        gr::GroupStart::Legacy { participants } => GroupStart::Legacy(participants),
+        gr::GroupStart::None => GroupStart::None,
+    }
+}
+
+fn group_finals<C: Core>(core: &mut C, f: GroupFinals) -> GroupStep {
+    let replies: Vec<gr::Reply> = f.replies.into_iter().map(|r| gr::Reply { agent: r.agent, reply: r.reply }).collect();
+    step(core.gateway().finish_group_round(&thread(&f.thread), &replies))
 }
 
 fn core_call(c: &ToolCall) -> tl::ToolCall<'_> {

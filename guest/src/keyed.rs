@@ -44,24 +44,34 @@ use crate::trace::{self, Event, Lines};
 /// The three parts of a gateway's state, set aside while one key is decided.
 type Parts = (BoundedMap<String, crate::tool_loop::Session>, BotGuard, GroupCoordinator);
 
-impl Gateway {
-    /// The key of the state `event` (one trace line) decides on: `bot["<account>","<conversation>"]`,
-    /// `session["<session>"]` or `group["<channel>","<account>","<conversation>",<thread|null>,"<root>"]`.
-    /// Fails on a line that is not one valid event (errors name line 1 and the field).
-    pub fn state_key(&self, event: &str) -> Result<String, PolicyError> {
-        let mut lines = Lines::default();
-        lines.read(event, 1, self.config.lone_keys())?;
-        let Some((n, line)) = lines.iter().next() else {
-            return Err(PolicyError::input("line 1", "an event must be a JSON object"));
+/// What an event's state is keyed by.
+#[derive(Debug, Clone, Copy)]
+pub enum KeyOf<'a> {
+    /// A tool event or a compaction: its session.
+    Session(&'a str),
+    /// A bot message: its account and conversation.
+    Bot {
+        /// The account id.
+        account: &'a str,
+        /// The conversation.
+        conversation: &'a str,
+    },
+    /// A group event: its thread.
+    Group(&'a trace::GroupThread<'a>),
+}
+
+impl KeyOf<'_> {
+    /// The key as text: `session["s"]`, `bot["a","c"]` or
+    /// `group["<channel>","<account>","<conversation>",<thread|null>,"<root>"]`.
+    pub fn text(&self) -> String {
+        let (kind, parts): (&str, Vec<Option<&str>>) = match self {
+            KeyOf::Session(s) => ("session", vec![Some(s)]),
+            KeyOf::Bot { account, conversation } => ("bot", vec![Some(account), Some(conversation)]),
+            KeyOf::Group(t) => {
+                ("group", vec![Some(t.channel), Some(t.account), Some(t.conversation), t.thread, Some(t.root)])
+            }
         };
         let mut out = String::with_capacity(64);
-        let (kind, parts): (&str, Vec<Option<&str>>) = match trace::event(line, n)? {
-            Event::ToolCall(c) | Event::ToolResult(c, _) => ("session", vec![Some(c.session)]),
-            Event::Compaction { session, .. } => ("session", vec![Some(session)]),
-            Event::BotMessage(m) => ("bot", vec![Some(m.account), Some(m.conversation)]),
-            Event::GroupMessage(m) => ("group", thread_parts(&m.thread)),
-            Event::GroupReplies(t, _) | Event::GroupCancel(t) => ("group", thread_parts(&t)),
-        };
         out.push_str(kind);
         out.push('[');
         for (i, part) in parts.into_iter().enumerate() {
@@ -74,7 +84,30 @@ impl Gateway {
             }
         }
         out.push(']');
-        Ok(out)
+        out
+    }
+}
+
+/// The gateway's own state, set aside while one key is decided ([`Gateway::set_aside`]).
+#[derive(Debug)]
+pub struct SetAside(Parts);
+
+impl Gateway {
+    /// The key of the state `event` (one trace line) decides on (see [`KeyOf::text`]).
+    /// Fails on a line that is not one valid event (errors name line 1 and the field).
+    pub fn state_key(&self, event: &str) -> Result<String, PolicyError> {
+        let mut lines = Lines::default();
+        lines.read(event, 1, self.config.lone_keys())?;
+        let Some((n, line)) = lines.iter().next() else {
+            return Err(PolicyError::input("line 1", "an event must be a JSON object"));
+        };
+        Ok(match trace::event(line, n)? {
+            Event::ToolCall(c) | Event::ToolResult(c, _) => KeyOf::Session(c.session).text(),
+            Event::Compaction { session, .. } => KeyOf::Session(session).text(),
+            Event::BotMessage(m) => KeyOf::Bot { account: m.account, conversation: m.conversation }.text(),
+            Event::GroupMessage(m) => KeyOf::Group(&m.thread).text(),
+            Event::GroupReplies(t, _) | Event::GroupCancel(t) => KeyOf::Group(&t).text(),
+        })
     }
 
     /// Decides `event` (one trace line, numbered `line` in the decision) on `state`, the blob a
@@ -88,31 +121,38 @@ impl Gateway {
         line: u32,
         state: Option<&[u8]>,
     ) -> Result<(String, Option<Vec<u8>>), PolicyError> {
-        let own = self.take_parts();
-        let result = self.decide_on(event, line, state);
-        self.put_parts(own);
+        let own = self.set_aside();
+        let result = self.on_key_state(state, |gw| gw.apply_events(event, line));
+        self.restore(own);
         result
     }
 
-    fn decide_on(
+    /// Imports `state` (a key's blob; `None`: empty), runs `decide` and returns its result with
+    /// the key's new state (`None` when nothing is left to keep). Call between
+    /// [`Gateway::set_aside`] and [`Gateway::restore`], so that the gateway's own state is kept.
+    pub fn on_key_state<T>(
         &mut self,
-        event: &str,
-        line: u32,
         state: Option<&[u8]>,
-    ) -> Result<(String, Option<Vec<u8>>), PolicyError> {
+        decide: impl FnOnce(&mut Self) -> Result<T, PolicyError>,
+    ) -> Result<(T, Option<Vec<u8>>), PolicyError> {
         if let Some(blob) = state {
             self.import_state(blob)?;
         }
-        let decision = self.apply_events(event, line)?;
+        let decided = decide(self)?;
+        Ok((decided, self.key_state()))
+    }
+
+    /// The state as a key's blob: `None` when nothing is left to keep (delete the key).
+    pub fn key_state(&self) -> Option<Vec<u8>> {
         let empty = self.sessions.is_empty()
             && self.bots.pair_count() == 0
             && self.bots.burst_count() == 0
             && self.groups.thread_count() == 0;
-        Ok((decision, (!empty).then(|| self.export_state())))
+        (!empty).then(|| self.export_state())
     }
 
     /// Replaces the state with an empty one and returns what was there.
-    fn take_parts(&mut self) -> Parts {
+    pub fn set_aside(&mut self) -> SetAside {
         let l = &self.config.limits;
         let empty = (
             BoundedMap::new(l.max_sessions),
@@ -120,18 +160,19 @@ impl Gateway {
             GroupCoordinator::new(l.max_group_threads),
         );
         let (s, b, g) = empty;
-        (mem::replace(&mut self.sessions, s), mem::replace(&mut self.bots, b), mem::replace(&mut self.groups, g))
+        SetAside((
+            mem::replace(&mut self.sessions, s),
+            mem::replace(&mut self.bots, b),
+            mem::replace(&mut self.groups, g),
+        ))
     }
 
-    fn put_parts(&mut self, (s, b, g): Parts) {
+    /// Puts back the state [`Gateway::set_aside`] returned.
+    pub fn restore(&mut self, SetAside((s, b, g)): SetAside) {
         self.sessions = s;
         self.bots = b;
         self.groups = g;
     }
-}
-
-fn thread_parts<'a>(t: &trace::GroupThread<'a>) -> Vec<Option<&'a str>> {
-    vec![Some(t.channel), Some(t.account), Some(t.conversation), t.thread, Some(t.root)]
 }
 
 #[cfg(test)]

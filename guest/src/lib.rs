@@ -85,4 +85,4 @@ pub mod component;
 /// The policy version (this crate's version).
 pub const POLICY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this policy implements.
-pub const INTERFACE_VERSION: &str = "1.1.0";
+pub const INTERFACE_VERSION: &str = "1.2.0";

@@ -53,9 +53,9 @@ mod swap;
 
 pub use agent::{agent_config, AGENT_DEFAULTS};
 pub use bindings::loopguard::policy::types::{
-    AbortInfo, BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupRound, GroupStart, GroupStep,
-    GroupThread, KeyedDecision, OutcomeVerdict, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome,
-    ToolVerdict,
+    AbortInfo, BotMessage, BotVerdict, Budget, Call, Compaction, CompactionVerdict, GroupFinals, GroupMessage,
+    GroupReply, GroupRound, GroupStart, GroupStep, GroupThread, KeyedDecision, KeyedVerdict, OutcomeVerdict,
+    PolicyError, Stats, StopReason, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict, Verdict,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use gateway::Gateway;

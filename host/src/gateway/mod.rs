@@ -11,8 +11,8 @@ use crate::bindings::exports::loopguard::policy::guard::GuestGateway as Guest;
 use crate::bindings::HostState;
 
 use crate::bindings::loopguard::policy::types::{
-    BotMessage, BotVerdict, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, KeyedDecision,
-    OutcomeVerdict, Stats, ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotVerdict, Call, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, KeyedDecision,
+    KeyedVerdict, OutcomeVerdict, PolicyError, Stats, ToolCall, ToolOutcome, ToolVerdict, Verdict,
 };
 use crate::error::{Error, Result};
 use crate::policy::{Instance, Policy};
@@ -151,6 +151,35 @@ impl Gateway {
         let bytes = event.len() + state.map_or(0, <[u8]>::len);
         self.batch("decide-keyed", bytes, |s, g, h| g.call_decide_keyed(s, h, event, line, state))?
             .map_err(Error::policy)
+    }
+
+    /// The key of the state `call` decides on (interface 1.2): the same key as its trace event.
+    pub fn key_of(&mut self, call: &Call) -> Result<String> {
+        self.typed("key-of", |s, g, h| g.call_key_of(s, h, call))
+    }
+
+    /// Makes `call` on one key's `state` and returns what the call's own method returns, with
+    /// the key's new state (interface 1.2); the gateway's own state is untouched.
+    pub fn decide_call(&mut self, call: &Call, state: Option<&[u8]>) -> Result<KeyedVerdict> {
+        let bytes = input_bytes(call) + state.map_or(0, <[u8]>::len);
+        self.batch("decide-call", bytes, |s, g, h| g.call_decide_call(s, h, call, state))?.map_err(Error::policy)
+    }
+
+    /// Makes `calls` in order in one guest call (interface 1.2) and returns each one's result;
+    /// a call that fails does not stop the ones after it.
+    pub fn apply_calls(&mut self, calls: &[Call]) -> Result<Vec<std::result::Result<Verdict, PolicyError>>> {
+        self.batch("apply-calls", calls.iter().map(input_bytes).sum(), |s, g, h| g.call_apply_calls(s, h, calls))
+    }
+}
+
+/// The bytes of a call's text inputs, for the batch deadline (which grows with the input).
+fn input_bytes(call: &Call) -> usize {
+    match call {
+        Call::CheckToolCall(c) => c.args_json.len(),
+        Call::RecordToolOutcome((c, ToolOutcome::Returned(o) | ToolOutcome::Threw(o))) => c.args_json.len() + o.len(),
+        Call::StartGroupThread(m) => m.text.len(),
+        Call::FinishGroupRound(f) => f.replies.iter().map(|r| r.reply.as_ref().map_or(0, String::len)).sum(),
+        Call::CompactionRetried(_) | Call::CheckBotMessage(_) | Call::CancelGroupThread(_) => 0,
     }
 }
 

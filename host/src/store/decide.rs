@@ -1,12 +1,12 @@
 //! One decision on a stored key: read, let the policy decide, compare-and-set, retry on conflict;
 //! and what a replica does when the store fails.
 //!
-//! | step | call |
-//! |---|---|
-//! | which key | [`Gateway::state_key`] |
-//! | read | [`StateStore::get`] |
-//! | decide | [`Gateway::decide_keyed`] on the blob read |
-//! | write back | [`StateStore::cas`] at the version read; on a conflict, decide again on the value it returned |
+//! | step | a typed call ([`StoredGateway::decide_call`]) | a trace line ([`StoredGateway::decide`]) |
+//! |---|---|---|
+//! | which key | [`Gateway::key_of`] | [`Gateway::state_key`] |
+//! | read | [`StateStore::get`] | the same |
+//! | decide | [`Gateway::decide_call`] on the blob read | [`Gateway::decide_keyed`] |
+//! | write back | [`StateStore::cas`] at the version read; on a conflict, decide again on the value it returned | the same |
 //!
 //! Failure (the store down, slow, full, or a blob this policy cannot read): with
 //! [`StoreFailure::Open`] (the default, as Envoy's and Kong's rate limiters) the decision is made
@@ -31,6 +31,8 @@ use super::kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 use super::memory::MemoryStore;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gateway::Gateway;
+use crate::Call;
+use crate::Verdict;
 
 /// What to do when the store fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,13 +86,15 @@ pub enum Via {
     Refused,
 }
 
-/// One decision.
+/// One decision: `T` is what the policy answered, a decision line ([`StoredGateway::decide`])
+/// or the typed verdict ([`StoredGateway::decide_call`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decided {
+pub struct Decided<T = String> {
     /// The state key it was made on.
     pub key: String,
-    /// The decision line (as `apply-events` writes it); `None` when [`Via::Refused`].
-    pub decision: Option<String>,
+    /// The decision line (as `apply-events` writes it) or the verdict; `None` when
+    /// [`Via::Refused`].
+    pub decision: Option<T>,
     /// The key's version after the write (the commit order of the key's decisions).
     pub version: u64,
     /// Where it was made.
@@ -186,12 +190,23 @@ impl StoredGateway {
     /// Decides `event` (one trace line, numbered `line` in the decision). Fails only as the policy
     /// does (a malformed event, a broken instance), never because of the store.
     pub fn decide(&mut self, event: &str, line: u32) -> Result<Decided> {
-        let key = self.gateway.state_key(event)?;
+        self.decide_input(&Line(event, line))
+    }
+
+    /// Makes the typed `call` on its key's state and returns what the call's own method returns.
+    /// Fails only as that method does (malformed arguments, a broken instance), never because of
+    /// the store.
+    pub fn decide_call(&mut self, call: &Call) -> Result<Decided<Verdict>> {
+        self.decide_input(call)
+    }
+
+    fn decide_input<I: Input + ?Sized>(&mut self, input: &I) -> Result<Decided<I::Answer>> {
+        let key = input.key(&mut self.gateway)?;
         let now = self.clock.now();
         if self.episode.as_ref().is_some_and(|e| now < e.next_try) {
-            return self.fallback(key, event, line);
+            return self.fallback(key, input);
         }
-        match self.on_store(&key, event, line, now) {
+        match self.on_store(&key, input, now) {
             Ok(d) => {
                 self.recovered();
                 self.stats.on_store += 1;
@@ -202,23 +217,28 @@ impl StoredGateway {
                 self.stats.unreadable += 1;
                 let store = self.store.describe();
                 log::warn!(target: LOG_TARGET, "{store} key {key}: {e}; this decision is made on local state");
-                self.fallback(key, event, line)
+                self.fallback(key, input)
             }
             Err(Miss::Store(e)) => {
                 self.failed(&e, now);
-                self.fallback(key, event, line)
+                self.fallback(key, input)
             }
         }
     }
 
-    fn on_store(&mut self, key: &str, event: &str, line: u32, start: Instant) -> std::result::Result<Decided, Miss> {
+    fn on_store<I: Input + ?Sized>(
+        &mut self,
+        key: &str,
+        input: &I,
+        start: Instant,
+    ) -> std::result::Result<Decided<I::Answer>, Miss> {
         let mut current = self.store.get(key)?;
         let mut retries = 0;
         loop {
-            let state = decide_on(&mut self.gateway, event, line, &current)?;
-            match self.store.cas(key, current.version, &state.1, self.options.ttl)? {
+            let (answer, blob) = decide_on(&mut self.gateway, input, &current)?;
+            match self.store.cas(key, current.version, &blob, self.options.ttl)? {
                 Cas::Written(version) => {
-                    let decision = Some(state.0);
+                    let decision = Some(answer);
                     return Ok(Decided { key: key.to_string(), decision, version, via: Via::Store, retries });
                 }
                 Cas::Conflict(fresh) => {
@@ -237,7 +257,7 @@ impl StoredGateway {
     }
 
     /// The decision on local state (or none, failing closed).
-    fn fallback(&mut self, key: String, event: &str, line: u32) -> Result<Decided> {
+    fn fallback<I: Input + ?Sized>(&mut self, key: String, input: &I) -> Result<Decided<I::Answer>> {
         if let Some(e) = self.episode.as_mut() {
             e.local_decisions += 1;
         }
@@ -246,7 +266,7 @@ impl StoredGateway {
             return Ok(Decided { key, decision: None, version: 0, via: Via::Refused, retries: 0 });
         }
         let current = self.local.get(&key).unwrap_or_default();
-        let (decision, blob) = match decide_on(&mut self.gateway, event, line, &current) {
+        let (decision, blob) = match decide_on(&mut self.gateway, input, &current) {
             Ok(d) => d,
             Err(Miss::Policy(e)) => return Err(e),
             Err(Miss::Store(e)) => return Err(Error::invalid(ErrorKind::Snapshot, key, e.reason)),
@@ -318,16 +338,48 @@ fn backoff(failures: u32, cap: Duration) -> Duration {
     }
 }
 
-/// The policy's decision on `current` and the blob to write (empty: nothing to keep).
-fn decide_on(
+/// What a stored decision decides: a trace line or a typed call.
+trait Input {
+    /// What the policy answers.
+    type Answer;
+    /// The key of its state.
+    fn key(&self, gateway: &mut Gateway) -> Result<String>;
+    /// The answer on `state` and the key's new state.
+    fn decide(&self, gateway: &mut Gateway, state: Option<&[u8]>) -> Result<(Self::Answer, Option<Vec<u8>>)>;
+}
+
+/// A trace line and its number.
+struct Line<'a>(&'a str, u32);
+
+impl Input for Line<'_> {
+    type Answer = String;
+    fn key(&self, gateway: &mut Gateway) -> Result<String> {
+        gateway.state_key(self.0)
+    }
+    fn decide(&self, gateway: &mut Gateway, state: Option<&[u8]>) -> Result<(String, Option<Vec<u8>>)> {
+        gateway.decide_keyed(self.0, self.1, state).map(|d| (d.decision, d.state))
+    }
+}
+
+impl Input for Call {
+    type Answer = Verdict;
+    fn key(&self, gateway: &mut Gateway) -> Result<String> {
+        gateway.key_of(self)
+    }
+    fn decide(&self, gateway: &mut Gateway, state: Option<&[u8]>) -> Result<(Verdict, Option<Vec<u8>>)> {
+        gateway.decide_call(self, state).map(|d| (d.verdict, d.state))
+    }
+}
+
+/// The policy's answer on `current` and the blob to write (empty: nothing to keep).
+fn decide_on<I: Input + ?Sized>(
     gateway: &mut Gateway,
-    event: &str,
-    line: u32,
+    input: &I,
     current: &Versioned,
-) -> std::result::Result<(String, Vec<u8>), Miss> {
+) -> std::result::Result<(I::Answer, Vec<u8>), Miss> {
     let state = (!current.blob.is_empty()).then_some(current.blob.as_slice());
-    match gateway.decide_keyed(event, line, state) {
-        Ok(d) => Ok((d.decision, d.state.unwrap_or_default())),
+    match input.decide(gateway, state) {
+        Ok((answer, blob)) => Ok((answer, blob.unwrap_or_default())),
         Err(Error::Policy { kind: ErrorKind::Snapshot, reason, .. }) => {
             Err(Miss::Store(StoreError::new(StoreErrorKind::Unreadable, reason)))
         }

@@ -58,6 +58,58 @@ export function groupThread(t) {
   };
 }
 
+/**
+ * A tool's outcome as the component takes it, or undefined for an undefined result. OpenClaw's
+ * rule (docs/spec/tool-loop.md §1.3): an error that is not undefined wins; an undefined result has
+ * no hash and is neither recorded nor observed. JSON cannot carry `undefined`, so that one case is
+ * answered by the caller instead of the component.
+ */
+export function toolOutcome(outcome) {
+  if (outcome === null || typeof outcome !== 'object') {
+    throw new LoopGuardError('input', 'outcome', 'must be an object with `result` or `error`');
+  }
+  if (outcome.error !== undefined) return { tag: 'threw', val: json(errorValue(outcome.error), 'outcome.error') };
+  if (outcome.result !== undefined) return { tag: 'returned', val: json(outcome.result, 'outcome.result') };
+  if (outcome.resultJson !== undefined) return { tag: 'returned', val: requireString(outcome.resultJson, 'outcome.resultJson') };
+  return undefined;
+}
+
+/** `finishGroupRound`'s replies, checked. */
+export function groupReplies(replies) {
+  if (!Array.isArray(replies)) throw new LoopGuardError('input', 'replies', 'must be an array of { agent, reply }');
+  return replies.map((r, i) => ({
+    agent: requireString(r?.agent, `replies[${i}].agent`),
+    reply: optionalString(r?.reply, `replies[${i}].reply`),
+  }));
+}
+
+// ---- the component's verdicts → the public API's ----
+
+export function toolVerdict(v) {
+  if (v.action === 'allow') return { action: 'allow', count: v.count, notify: v.notify };
+  return { action: v.action, detector: v.detector, count: v.count, message: v.message, notify: v.notify };
+}
+
+export function outcomeVerdict(v) {
+  if (v.tag !== 'abort') return { action: v.tag };
+  return { action: 'abort', detector: v.val.detector, count: v.val.count, tool: v.val.tool, message: v.val.message };
+}
+
+export function compactionVerdict(v) {
+  return v.tag === 'armed' ? { action: 'armed', remaining: v.val } : { action: 'disabled' };
+}
+
+export function botVerdict(v) {
+  if (v.tag === 'allow') return { action: 'allow' };
+  return { action: 'suppress', cooldownUntilMs: Number(v.val.cooldownUntilMs), budget: v.val.budget };
+}
+
+export function groupStart(v) {
+  if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
+  if (v.tag === 'legacy') return { action: 'legacy', participants: v.val };
+  return { action: 'none' };
+}
+
 export function groupStep(v) {
   if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
   return { action: 'stop', reason: v.val.replaceAll('-', '_') };

@@ -1,5 +1,21 @@
 // The LoopGuard class (index.js re-exports it): one gateway of the policy, in this thread.
-import { botMessage, configText, errorValue, groupStep, groupThread, json, optionalString, policyInfo, requireString, toolCall } from './convert.js';
+import {
+  botMessage,
+  botVerdict,
+  compactionVerdict,
+  configText,
+  groupReplies,
+  groupStart,
+  groupStep,
+  groupThread,
+  optionalString,
+  outcomeVerdict,
+  policyInfo,
+  requireString,
+  toolCall,
+  toolOutcome,
+  toolVerdict,
+} from './convert.js';
 import { LoopGuardError, policyCall } from './errors.js';
 import { getDefaultPolicy, loadPolicy } from './policy.js';
 import { describePolicy, disposeQuietly, requireSameMajor, swapError } from './swap.js';
@@ -172,9 +188,7 @@ export class LoopGuard {
    * @param {import('../index.js').ToolCallInput} call
    */
   beforeToolCall(call) {
-    const v = this.#call((g) => g.checkToolCall(toolCall(call)), 'check-tool-call');
-    if (v.action === 'allow') return { action: 'allow', count: v.count, notify: v.notify };
-    return { action: v.action, detector: v.detector, count: v.count, message: v.message, notify: v.notify };
+    return toolVerdict(this.#call((g) => g.checkToolCall(toolCall(call)), 'check-tool-call'));
   }
 
   /**
@@ -183,26 +197,12 @@ export class LoopGuard {
    * @param {{ result?: unknown, resultJson?: string, error?: unknown }} outcome
    */
   afterToolOutcome(call, outcome) {
-    if (outcome === null || typeof outcome !== 'object') {
-      throw new LoopGuardError('input', 'outcome', 'must be an object with `result` or `error`');
-    }
-    // OpenClaw's rule (docs/spec/tool-loop.md §1.3): an error that is not undefined wins; an undefined
-    // result has no hash and is neither recorded nor observed. JSON cannot carry `undefined`,
-    // so that one case is answered here instead of in the component.
-    let o;
-    if (outcome.error !== undefined) {
-      o = { tag: 'threw', val: json(errorValue(outcome.error), 'outcome.error') };
-    } else if (outcome.result !== undefined) {
-      o = { tag: 'returned', val: json(outcome.result, 'outcome.result') };
-    } else if (outcome.resultJson !== undefined) {
-      o = { tag: 'returned', val: requireString(outcome.resultJson, 'outcome.resultJson') };
-    } else {
+    const o = toolOutcome(outcome);
+    if (o === undefined) {
       this.#live();
       return { action: 'ignored' };
     }
-    const v = this.#call((g) => g.recordToolOutcome(toolCall(call), o), 'record-tool-outcome');
-    if (v.tag !== 'abort') return { action: v.tag };
-    return { action: 'abort', detector: v.val.detector, count: v.val.count, tool: v.val.tool, message: v.val.message };
+    return outcomeVerdict(this.#call((g) => g.recordToolOutcome(toolCall(call), o), 'record-tool-outcome'));
   }
 
   /**
@@ -215,8 +215,7 @@ export class LoopGuard {
     const s = requireString(session, 'session');
     const r = optionalString(run, 'run');
     const a = optionalString(agent, 'agent');
-    const v = this.#call((g) => g.compactionRetried(s, r, a), 'compaction-retried');
-    return v.tag === 'armed' ? { action: 'armed', remaining: v.val } : { action: 'disabled' };
+    return compactionVerdict(this.#call((g) => g.compactionRetried(s, r, a), 'compaction-retried'));
   }
 
   /** Forget a session (closed, or `/new` gave it a new id). @param {string} session */
@@ -231,9 +230,7 @@ export class LoopGuard {
    */
   onBotMessage(msg) {
     const m = botMessage(msg);
-    const v = this.#call((g) => g.checkBotMessage(m), 'check-bot-message');
-    if (v.tag === 'allow') return { action: 'allow' };
-    return { action: 'suppress', cooldownUntilMs: Number(v.val.cooldownUntilMs), budget: v.val.budget };
+    return botVerdict(this.#call((g) => g.checkBotMessage(m), 'check-bot-message'));
   }
 
   /**
@@ -245,10 +242,7 @@ export class LoopGuard {
   startGroupThread(thread, peer, text) {
     const t = groupThread(thread);
     const [p, x] = [requireString(peer, 'peer'), requireString(text, 'text')];
-    const v = this.#call((g) => g.startGroupThread(t, p, x), 'start-group-thread');
-    if (v.tag === 'round') return { action: 'round', round: v.val.round, participants: v.val.participants };
-    if (v.tag === 'legacy') return { action: 'legacy', participants: v.val };
-    return { action: 'none' };
+    return groupStart(this.#call((g) => g.startGroupThread(t, p, x), 'start-group-thread'));
   }
 
   /**
@@ -257,12 +251,8 @@ export class LoopGuard {
    * @param {{ agent: string, reply?: string | null }[]} replies reply null/absent = passed or failed
    */
   finishGroupRound(thread, replies) {
-    if (!Array.isArray(replies)) throw new LoopGuardError('input', 'replies', 'must be an array of { agent, reply }');
+    const list = groupReplies(replies);
     const t = groupThread(thread);
-    const list = replies.map((r, i) => ({
-      agent: requireString(r?.agent, `replies[${i}].agent`),
-      reply: optionalString(r?.reply, `replies[${i}].reply`),
-    }));
     return groupStep(this.#call((g) => g.finishGroupRound(t, list), 'finish-group-round'));
   }
 

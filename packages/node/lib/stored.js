@@ -5,12 +5,12 @@
 // The policy decides, the store keeps. Each decision is the Rust host's loop
 // (host/src/store/decide.rs), step for step:
 //
-// | step | call |
-// |---|---|
-// | which key | the policy's `state-key` on the event (one trace line) |
-// | read | GET `<prefix>{<state key>}` (store.js) |
-// | decide | the policy's `decide-keyed` on the blob read |
-// | write back | CAS_SCRIPT at the version read; on a conflict, decide again on the value it returned |
+// | step | a typed call (beforeToolCall, …) | a trace line (decide, applyEvents) |
+// |---|---|---|
+// | which key | the policy's `key-of` | its `state-key` |
+// | read | GET `<prefix>{<state key>}` (store.js) | the same |
+// | decide | the policy's `decide-call` on the blob read | its `decide-keyed` |
+// | write back | CAS_SCRIPT at the version read; on a conflict, decide again on the value it returned | the same |
 //
 // Why a class of its own and not an option of LoopGuard: LoopGuard's calls are synchronous and a
 // store answers asynchronously, so every call here returns a Promise of the verdict LoopGuard's
@@ -21,9 +21,8 @@
 // decision is made on this replica's local state (a MemoryStore, the same path), or refused with
 // `storeFailClosed`; it is counted in stats(), logged once per episode, and the store is tried
 // again at the next decision, then after 5, 20, 80 ms and every 250 ms while it keeps failing.
-import { botMessage, configText, errorValue, groupThread, json, optionalString, policyInfo, requireString, toolCall } from './convert.js';
+import * as cv from './convert.js';
 import { LoopGuardError, policyCall } from './errors.js';
-import * as ev from './keyed-events.js';
 import { getDefaultPolicy, loadPolicy } from './policy.js';
 import { MemoryStore, RedisStore, StoreError } from './store.js';
 import { storeOptions } from './store-options.js';
@@ -54,11 +53,11 @@ export class StoredLoopGuard {
     const policy = policyForNextGuard ?? getDefaultPolicy();
     policyForNextGuard = null;
     this.#o = storeOptions(options);
-    const text = configText(config ?? '{}');
+    const text = cv.configText(config ?? '{}');
     const gateway = policyCall(() => policy.exports.guard.Gateway.create(text), 'create');
-    if (typeof gateway.stateKey !== 'function' || typeof gateway.decideKeyed !== 'function') {
+    if (typeof gateway.keyOf !== 'function' || typeof gateway.decideCall !== 'function') {
       gateway[Symbol.dispose]?.();
-      throw new LoopGuardError('policy', policy.source, `implements loopguard:policy@${policy.interfaceVersion}; a shared store needs 1.1 or later (state-key, decide-keyed)`);
+      throw new LoopGuardError('policy', policy.source, `implements loopguard:policy@${policy.interfaceVersion}; a shared store needs 1.2 or later (key-of, decide-call)`);
     }
     this.#gateway = gateway;
     this.#policy = policy;
@@ -96,15 +95,16 @@ export class StoredLoopGuard {
       throw new LoopGuardError('input', 'options.rounds', `must be an integer from 1 to 10000, not ${String(rounds)}`);
     }
     const blobs = new Map();
-    const decide = (key, line) => {
-      const d = this.#call((g) => g.decideKeyed(line, 1, blobs.get(key)), 'decide-keyed');
-      blobs.set(key, d.state);
+    const decide = (call) => {
+      const key = this.#call((g) => g.keyOf(call), 'key-of');
+      blobs.set(key, this.#call((g) => g.decideCall(call, blobs.get(key)), 'decide-call').state);
     };
     for (let i = 0; i < rounds; i++) {
       const c = { session: `warm-${i % 4}`, tool: i % 2 ? 'read' : 'exec', argsJson: `{"n":${i % 3}}`, run: 'warm' };
-      decide(c.session, ev.toolCallLine(c));
-      decide(c.session, ev.toolResultLine(c, { tag: 'returned', val: `{"content":[{"type":"text","text":"${i % 3}"}]}` }));
-      decide('bot', ev.botMessageLine({ channel: 'warm', account: 'warm', conversation: 'warm', sender: `b${i % 2}`, receiver: `b${(i + 1) % 2}`, tsMs: i * 1000 }));
+      decide({ tag: 'check-tool-call', val: c });
+      decide({ tag: 'record-tool-outcome', val: [c, { tag: 'returned', val: `{"content":[{"type":"text","text":"${i % 3}"}]}` }] });
+      const m = { channel: 'warm', account: 'warm', conversation: 'warm', sender: `b${i % 2}`, receiver: `b${(i + 1) % 2}`, tsMs: BigInt(i * 1000) };
+      decide({ tag: 'check-bot-message', val: m });
     }
   }
 
@@ -125,29 +125,19 @@ export class StoredLoopGuard {
     let n;
     let key;
     try {
-      text = requireString(event, 'event');
+      text = cv.requireString(event, 'event');
       n = line ?? (this.#line = (this.#line % 0xffffffff) + 1);
       if (!Number.isInteger(n) || n < 1 || n > 0xffffffff) throw new LoopGuardError('input', 'line', `must be an integer from 1 to 4294967295, not ${String(n)}`);
       key = this.#call((g) => g.stateKey(text), 'state-key');
     } catch (e) {
       return Promise.reject(e);
     }
-    const before = this.#chains.get(key);
-    const run = before ? before.then(() => this.#decideNow(key, text, n)) : this.#decideNow(key, text, n);
-    const tail = run.then(
-      () => {},
-      () => {},
-    );
-    this.#chains.set(key, tail);
-    tail.then(() => {
-      if (this.#chains.get(key) === tail) this.#chains.delete(key);
-    });
-    return run;
+    return this.#queue(key, { event: text, line: n });
   }
 
   /** @param {import('../index.js').ToolCallInput} call */
   async beforeToolCall(call) {
-    return ev.toolVerdict(await this.#typed(ev.toolCallLine(toolCall(call))));
+    return cv.toolVerdict(await this.#typed({ tag: 'check-tool-call', val: cv.toolCall(call) }));
   }
 
   /**
@@ -155,22 +145,15 @@ export class StoredLoopGuard {
    * @param {import('../index.js').ToolOutcomeInput} outcome
    */
   async afterToolOutcome(call, outcome) {
-    if (outcome === null || typeof outcome !== 'object') {
-      throw new LoopGuardError('input', 'outcome', 'must be an object with `result` or `error`');
-    }
-    let o;
-    if (outcome.error !== undefined) o = { tag: 'threw', val: json(errorValue(outcome.error), 'outcome.error') };
-    else if (outcome.result !== undefined) o = { tag: 'returned', val: json(outcome.result, 'outcome.result') };
-    else if (outcome.resultJson !== undefined) o = { tag: 'returned', val: requireString(outcome.resultJson, 'outcome.resultJson') };
-    else return { action: 'ignored' }; // as LoopGuard: an undefined result has no hash
-    const c = toolCall(call);
-    return ev.outcomeVerdict(await this.#typed(ev.toolResultLine(c, o)), c.tool);
+    const o = cv.toolOutcome(outcome);
+    if (o === undefined) return { action: 'ignored' }; // as LoopGuard: an undefined result has no hash
+    return cv.outcomeVerdict(await this.#typed({ tag: 'record-tool-outcome', val: [cv.toolCall(call), o] }));
   }
 
   /** @param {string} session @param {string} [run] @param {string} [agent] */
   async afterCompactionRetry(session, run, agent) {
-    const line = ev.compactionLine(requireString(session, 'session'), optionalString(run, 'run'), optionalString(agent, 'agent'));
-    return ev.compactionVerdict(await this.#typed(line));
+    const val = { session: cv.requireString(session, 'session'), run: cv.optionalString(run, 'run'), agent: cv.optionalString(agent, 'agent') };
+    return cv.compactionVerdict(await this.#typed({ tag: 'compaction-retried', val }));
   }
 
   /**
@@ -179,32 +162,30 @@ export class StoredLoopGuard {
    * @param {string} session
    */
   endSession(session) {
-    const s = requireString(session, 'session');
-    this.#local.delete(this.#call((g) => g.stateKey(`{"kind":"compaction","session":${JSON.stringify(s)}}`), 'state-key'));
+    const val = { session: cv.requireString(session, 'session') };
+    this.#local.delete(this.#call((g) => g.keyOf({ tag: 'compaction-retried', val }), 'key-of'));
   }
 
   /** @param {import('../index.js').BotMessageInput} msg */
   async onBotMessage(msg) {
-    return ev.botVerdict(await this.#typed(ev.botMessageLine(botMessage(msg))));
+    return cv.botVerdict(await this.#typed({ tag: 'check-bot-message', val: cv.botMessage(msg) }));
   }
 
   /** @param {import('../index.js').GroupThreadInput} thread @param {string} peer @param {string} text */
   async startGroupThread(thread, peer, text) {
-    const line = ev.groupMessageLine(groupThread(thread), requireString(peer, 'peer'), requireString(text, 'text'));
-    return ev.groupStartVerdict(await this.#typed(line));
+    const val = { thread: cv.groupThread(thread), peer: cv.requireString(peer, 'peer'), text: cv.requireString(text, 'text') };
+    return cv.groupStart(await this.#typed({ tag: 'start-group-thread', val }));
   }
 
   /** @param {import('../index.js').GroupThreadInput} thread @param {{ agent: string, reply?: string | null }[]} replies */
   async finishGroupRound(thread, replies) {
-    if (!Array.isArray(replies)) throw new LoopGuardError('input', 'replies', 'must be an array of { agent, reply }');
-    const t = groupThread(thread);
-    const list = replies.map((r, i) => ({ agent: requireString(r?.agent, `replies[${i}].agent`), reply: optionalString(r?.reply, `replies[${i}].reply`) }));
-    return ev.groupStepVerdict(await this.#typed(ev.groupRepliesLine(t, list)));
+    const list = cv.groupReplies(replies);
+    return cv.groupStep(await this.#typed({ tag: 'finish-group-round', val: { thread: cv.groupThread(thread), replies: list } }));
   }
 
   /** @param {import('../index.js').GroupThreadInput} thread */
   async cancelGroupThread(thread) {
-    return ev.groupStepVerdict(await this.#typed(ev.groupCancelLine(groupThread(thread))));
+    return cv.groupStep(await this.#typed({ tag: 'cancel-group-thread', val: cv.groupThread(thread) }));
   }
 
   /**
@@ -214,7 +195,7 @@ export class StoredLoopGuard {
    * @param {number} [firstLine]
    */
   async applyEvents(jsonl, firstLine = 1) {
-    const lines = requireString(jsonl, 'jsonl').split('\n');
+    const lines = cv.requireString(jsonl, 'jsonl').split('\n');
     let out = '';
     for (let i = 0; i < lines.length; i++) {
       const text = lines[i].replace(/\r$/, '');
@@ -251,18 +232,36 @@ export class StoredLoopGuard {
 
   // ---- the decision loop ----
 
-  async #typed(line) {
-    const d = await this.decide(line);
-    if (d.decision === null) throw refusedError(d.key, 'store');
-    return JSON.parse(d.decision);
+  /** Runs the decision on `key` after the ones queued on it (decisions of one key in call order). */
+  #queue(key, input) {
+    const before = this.#chains.get(key);
+    const run = before ? before.then(() => this.#decideNow(key, input)) : this.#decideNow(key, input);
+    const tail = run.then(
+      () => {},
+      () => {},
+    );
+    this.#chains.set(key, tail);
+    tail.then(() => {
+      if (this.#chains.get(key) === tail) this.#chains.delete(key);
+    });
+    return run;
   }
 
-  async #decideNow(key, event, line) {
+  /** A typed call (a WIT `call` value) decided on its key's state: the verdict's value. */
+  async #typed(call) {
+    const key = this.#call((g) => g.keyOf(call), 'key-of');
+    const d = await this.#queue(key, { call });
+    if (d.decision === null) throw refusedError(d.key, 'store');
+    if (d.decision.tag !== call.tag) throw new LoopGuardError('policy', 'verdict', `the policy answered ${d.decision.tag} to ${call.tag}`);
+    return d.decision.val;
+  }
+
+  async #decideNow(key, input) {
     const start = performance.now();
-    if (this.#episode !== null && start < this.#episode.nextTry) return this.#fallback(key, event, line);
+    if (this.#episode !== null && start < this.#episode.nextTry) return this.#fallback(key, input);
     let d;
     try {
-      d = await this.#onStore(key, event, line, start);
+      d = await this.#onStore(key, input, start);
     } catch (e) {
       if (!(e instanceof StoreError)) throw e;
       if (e.kind === 'unreadable') {
@@ -271,18 +270,18 @@ export class StoredLoopGuard {
       } else {
         this.#failed(e, start);
       }
-      return this.#fallback(key, event, line);
+      return this.#fallback(key, input);
     }
     this.#recovered();
     this.#stats.onStore += 1;
     return d;
   }
 
-  async #onStore(key, event, line, start) {
+  async #onStore(key, input, start) {
     let current = await this.#store.get(key);
     let retries = 0;
     for (;;) {
-      const [decision, blob] = this.#decideOn(event, line, current);
+      const [decision, blob] = this.#decideOn(input, current);
       const r = await this.#store.cas(key, current.version, blob, this.#o.ttlMs);
       if (r.written !== undefined) return { decision, key, version: r.written, via: 'store', retries };
       retries += 1;
@@ -299,7 +298,7 @@ export class StoredLoopGuard {
   }
 
   /** The decision on local state (none, failing closed). Synchronous: it cannot interleave. */
-  #fallback(key, event, line) {
+  #fallback(key, input) {
     if (this.#episode !== null) this.#episode.localDecisions += 1;
     if (this.#o.failClosed) {
       this.#stats.refused += 1;
@@ -308,7 +307,7 @@ export class StoredLoopGuard {
     const current = this.#local.get(key);
     let decided;
     try {
-      decided = this.#decideOn(event, line, current);
+      decided = this.#decideOn(input, current);
     } catch (e) {
       if (e instanceof StoreError) throw new LoopGuardError('snapshot', key, e.message);
       throw e;
@@ -318,17 +317,23 @@ export class StoredLoopGuard {
     return { decision: decided[0], key, version: r.written ?? current.version, via: 'local', retries: 0 };
   }
 
-  /** The policy's decision on `current` and the blob to write (empty: nothing to keep). */
-  #decideOn(event, line, current) {
+  /**
+   * The policy's answer on `current` (the typed verdict of a call, the decision line of a trace
+   * line) and the blob to write (empty: nothing to keep).
+   */
+  #decideOn(input, current) {
     const state = current.blob.length > 0 ? current.blob : undefined;
-    let d;
     try {
-      d = this.#call((g) => g.decideKeyed(event, line, state), 'decide-keyed');
+      if (input.call !== undefined) {
+        const d = this.#call((g) => g.decideCall(input.call, state), 'decide-call');
+        return [d.verdict, d.state ?? new Uint8Array(0)];
+      }
+      const d = this.#call((g) => g.decideKeyed(input.event, input.line, state), 'decide-keyed');
+      return [d.decision, d.state ?? new Uint8Array(0)];
     } catch (e) {
       if (e instanceof LoopGuardError && e.kind === 'snapshot') throw new StoreError('unreadable', e.reason);
       throw e;
     }
-    return [d.decision, d.state ?? new Uint8Array(0)];
   }
 
   #failed(e, now) {

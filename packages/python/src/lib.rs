@@ -15,17 +15,16 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use loopguard_host::{
-    BotMessage, BotVerdict, Budget, CompactionVerdict, Deadline, Error, FailureMode, GroupReply, GroupStart, GroupStep,
-    GroupThread, Limits, LoadOptions, OutcomeVerdict, Policy, StopReason, Supervision, SwappableGateway, ToolAction,
-    ToolCall, ToolOutcome,
-};
+use loopguard_host::{Deadline, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyType};
 
+mod convert;
 mod store;
+
+use convert::*;
 
 /// The Python `loopguard.LoopGuardError` type, looked up once.
 static ERROR_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -40,6 +39,11 @@ fn py_error(py: Python<'_>, e: Error) -> PyErr {
         }
         other => ("policy".into(), "policy".into(), other.to_string()),
     };
+    loopguard_error(py, kind, path, reason)
+}
+
+/// `loopguard.LoopGuardError(kind, path, reason)`.
+fn loopguard_error(py: Python<'_>, kind: String, path: String, reason: String) -> PyErr {
     match ERROR_TYPE.get_or_try_init(py, || -> PyResult<Py<PyType>> {
         let module = py.import("loopguard._errors")?;
         Ok(module.getattr("LoopGuardError")?.cast_into::<PyType>()?.unbind())
@@ -52,37 +56,6 @@ fn py_error(py: Python<'_>, e: Error) -> PyErr {
 /// The message of an error that names its file, without the file (the error's `path` holds it).
 fn without_path(text: &str, path: &std::path::Path) -> String {
     text.replace(&format!(" {}", path.display()), "")
-}
-
-/// A tool call as `_convert.py` passes it: (session, tool, args_json, run, agent, call_id).
-type CallTuple = (String, String, String, Option<String>, Option<String>, Option<String>);
-
-fn tool_call(c: CallTuple) -> ToolCall {
-    ToolCall { session: c.0, tool: c.1, args_json: c.2, run: c.3, agent: c.4, call_id: c.5 }
-}
-
-fn thread(t: (String, String, String, Option<String>, String)) -> GroupThread {
-    GroupThread { channel: t.0, account: t.1, conversation: t.2, thread: t.3, root: t.4 }
-}
-
-fn stop_reason(r: StopReason) -> &'static str {
-    match r {
-        StopReason::AllPassed => "all_passed",
-        StopReason::MaxRounds => "max_rounds",
-        StopReason::MaxTurns => "max_turns",
-        StopReason::NoEligible => "no_eligible",
-        StopReason::Cancelled => "cancelled",
-    }
-}
-
-/// A group decision as (action, round, participants, reason).
-type GroupTuple = (&'static str, u32, Vec<String>, Option<&'static str>);
-
-fn group_step(s: GroupStep) -> GroupTuple {
-    match s {
-        GroupStep::Round(r) => ("round", r.round, r.participants, None),
-        GroupStep::Stop(reason) => ("stop", 0, Vec::new(), Some(stop_reason(reason))),
-    }
 }
 
 /// Policies compiled in this process, by the blake3 digest of their bytes: compiling the
@@ -122,11 +95,6 @@ struct Guard {
     inner: SwappableGateway,
 }
 
-/// A tool verdict as the Python side unpacks it: (action, detector, count, message, notify).
-type VerdictTuple = (&'static str, Option<String>, u32, Option<String>, bool);
-/// An outcome verdict as the Python side unpacks it: (action, detector, count, tool, message).
-type OutcomeTuple = (&'static str, Option<String>, u32, Option<String>, Option<String>);
-
 #[pymethods]
 impl Guard {
     /// A guard of the policy at `policy` (a path; `None` = the shipped one) with `config`.
@@ -158,13 +126,7 @@ impl Guard {
 
     /// `before_tool_call`: (action, detector, count, message, notify).
     fn check_tool_call(&self, py: Python<'_>, call: CallTuple) -> PyResult<VerdictTuple> {
-        let v = self.inner.check_tool_call(&tool_call(call)).map_err(|e| py_error(py, e))?;
-        let action = match v.action {
-            ToolAction::Allow => "allow",
-            ToolAction::Warn => "warn",
-            ToolAction::Block => "block",
-        };
-        Ok((action, v.detector, v.count, v.message, v.notify))
+        self.inner.check_tool_call(&tool_call(call)).map(tool_verdict).map_err(|e| py_error(py, e))
     }
 
     /// `after_tool_outcome` with an outcome: (action, detector, count, tool, message). `text`
@@ -176,12 +138,8 @@ impl Guard {
         threw: bool,
         text: String,
     ) -> PyResult<OutcomeTuple> {
-        let outcome = if threw { ToolOutcome::Threw(text) } else { ToolOutcome::Returned(text) };
-        Ok(match self.inner.record_tool_outcome(&tool_call(call), &outcome).map_err(|e| py_error(py, e))? {
-            OutcomeVerdict::Recorded => ("recorded", None, 0, None, None),
-            OutcomeVerdict::Ignored => ("ignored", None, 0, None, None),
-            OutcomeVerdict::Abort(a) => ("abort", Some(a.detector), a.count, Some(a.tool), Some(a.message)),
-        })
+        let verdict = self.inner.record_tool_outcome(&tool_call(call), &outcome(threw, text));
+        verdict.map(outcome_verdict).map_err(|e| py_error(py, e))
     }
 
     /// The window it was armed for, or `None` when the guard is disabled.
@@ -193,10 +151,7 @@ impl Guard {
         run: Option<&str>,
         agent: Option<&str>,
     ) -> PyResult<Option<u32>> {
-        Ok(match self.inner.compaction_retried(session, run, agent).map_err(|e| py_error(py, e))? {
-            CompactionVerdict::Armed(n) => Some(n),
-            CompactionVerdict::Disabled => None,
-        })
+        self.inner.compaction_retried(session, run, agent).map(armed).map_err(|e| py_error(py, e))
     }
 
     fn end_session(&self, py: Python<'_>, session: &str) -> PyResult<()> {
@@ -205,64 +160,24 @@ impl Guard {
 
     /// (action, cooldown_until_ms, budget) for (channel, account, conversation, room, sender,
     /// receiver, ts_ms, event_id).
-    #[allow(clippy::type_complexity)]
-    fn check_bot_message(
-        &self,
-        py: Python<'_>,
-        m: (String, String, String, Option<String>, String, String, i64, Option<String>),
-    ) -> PyResult<(&'static str, Option<i64>, Option<&'static str>)> {
-        let message = BotMessage {
-            channel: m.0,
-            account: m.1,
-            conversation: m.2,
-            room: m.3,
-            sender: m.4,
-            receiver: m.5,
-            ts_ms: m.6,
-            event_id: m.7,
-        };
-        Ok(match self.inner.check_bot_message(&message).map_err(|e| py_error(py, e))? {
-            BotVerdict::Allow => ("allow", None, None),
-            BotVerdict::Suppress(s) => (
-                "suppress",
-                Some(s.cooldown_until_ms),
-                Some(match s.budget {
-                    Budget::Pair => "pair",
-                    Budget::Burst => "burst",
-                }),
-            ),
-        })
+    fn check_bot_message(&self, py: Python<'_>, m: BotTuple) -> PyResult<BotVerdictTuple> {
+        self.inner.check_bot_message(&bot_message(m)).map(bot_verdict).map_err(|e| py_error(py, e))
     }
 
-    fn start_group_thread(
-        &self,
-        py: Python<'_>,
-        t: (String, String, String, Option<String>, String),
-        peer: &str,
-        text: &str,
-    ) -> PyResult<GroupTuple> {
-        Ok(match self.inner.start_group_thread(&thread(t), peer, text).map_err(|e| py_error(py, e))? {
-            GroupStart::Round(r) => ("round", r.round, r.participants, None),
-            GroupStart::Legacy(p) => ("legacy", 0, p, None),
-            GroupStart::None => ("none", 0, Vec::new(), None),
-        })
+    fn start_group_thread(&self, py: Python<'_>, t: ThreadTuple, peer: &str, text: &str) -> PyResult<GroupTuple> {
+        self.inner.start_group_thread(&thread(t), peer, text).map(group_start).map_err(|e| py_error(py, e))
     }
 
     fn finish_group_round(
         &self,
         py: Python<'_>,
-        t: (String, String, String, Option<String>, String),
-        replies: Vec<(String, Option<String>)>,
+        t: ThreadTuple,
+        finals: Vec<(String, Option<String>)>,
     ) -> PyResult<GroupTuple> {
-        let replies: Vec<GroupReply> = replies.into_iter().map(|(agent, reply)| GroupReply { agent, reply }).collect();
-        self.inner.finish_group_round(&thread(t), &replies).map(group_step).map_err(|e| py_error(py, e))
+        self.inner.finish_group_round(&thread(t), &replies(finals)).map(group_step).map_err(|e| py_error(py, e))
     }
 
-    fn cancel_group_thread(
-        &self,
-        py: Python<'_>,
-        t: (String, String, String, Option<String>, String),
-    ) -> PyResult<GroupTuple> {
+    fn cancel_group_thread(&self, py: Python<'_>, t: ThreadTuple) -> PyResult<GroupTuple> {
         self.inner.cancel_group_thread(&thread(t)).map(group_step).map_err(|e| py_error(py, e))
     }
 

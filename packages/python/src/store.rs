@@ -1,8 +1,9 @@
 //! `loopguard._native.StoredGuard`: decisions on state kept in a store shared by replicas
-//! (`LoopGuard(store="redis://…")`, docs/SCALING.md). It only converts: a trace line in, the decision
-//! line and where it was made out; `loopguard/_stored.py` maps the typed calls onto trace lines
-//! and the decision lines back onto the verdict tuples. The decision path is the host's
-//! (`loopguard_host::store::StoredGateway`).
+//! (`LoopGuard(store="redis://…")`, docs/SCALING.md). It has the decision methods of `Guard`,
+//! taking and answering the same tuples (`convert.rs`), each one typed call made on its key's
+//! state by the host's store loop (`loopguard_host::store::StoredGateway::decide_call`), and
+//! `apply_events` for trace lines. Everything else (stats, swaps, snapshots) is the process's own
+//! `Guard` (`loopguard/_stored.py`).
 
 use std::num::NonZeroU64;
 use std::path::PathBuf;
@@ -12,20 +13,17 @@ use std::time::Duration;
 use loopguard_host::store::{
     redacted, MemoryStore, RedisStore, StateStore, StoreFailure, StoreOptions, StoreTls, StoredGateway, Via,
 };
-use loopguard_host::{Error, ErrorKind, Limits};
+use loopguard_host::{Call, Compaction, Error, ErrorKind, GroupFinals, GroupMessage, Limits, Verdict};
 use pyo3::prelude::*;
 
-use super::{load, py_error};
+use super::convert::*;
+use super::{load, loopguard_error, py_error};
 
 /// A gateway deciding on a store's state.
 #[pyclass(module = "loopguard._native", frozen)]
 pub struct StoredGuard {
     inner: Mutex<StoredGateway>,
 }
-
-/// One decision as the Python side unpacks it: (decision line or None when refused, key,
-/// version, via).
-type DecidedTuple = (Option<String>, String, u64, &'static str);
 
 #[pymethods]
 impl StoredGuard {
@@ -70,24 +68,95 @@ impl StoredGuard {
         Ok(StoredGuard { inner: Mutex::new(StoredGateway::new(gateway, backend, options)) })
     }
 
-    /// Decides one trace line (numbered `line`).
-    fn decide(&self, py: Python<'_>, event: &str, line: u32) -> PyResult<DecidedTuple> {
-        // The store's round trips are I/O: other Python threads may run meanwhile (the lock is
-        // taken without the GIL, so a thread waiting for it never holds up the others).
-        let decided = py
-            .detach(|| self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).decide(event, line))
-            .map_err(|e| py_error(py, e))?;
-        let via = match decided.via {
-            Via::Store => "store",
-            Via::Local => "local",
-            Via::Refused => "refused",
-        };
-        Ok((decided.decision, decided.key, decided.version, via))
+    fn check_tool_call(&self, py: Python<'_>, call: CallTuple) -> PyResult<VerdictTuple> {
+        match self.decide(py, Call::CheckToolCall(tool_call(call)))? {
+            Verdict::CheckToolCall(v) => Ok(tool_verdict(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    fn record_tool_outcome(
+        &self,
+        py: Python<'_>,
+        call: CallTuple,
+        threw: bool,
+        text: String,
+    ) -> PyResult<OutcomeTuple> {
+        match self.decide(py, Call::RecordToolOutcome((tool_call(call), outcome(threw, text))))? {
+            Verdict::RecordToolOutcome(v) => Ok(outcome_verdict(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    #[pyo3(signature = (session, run=None, agent=None))]
+    fn compaction_retried(
+        &self,
+        py: Python<'_>,
+        session: String,
+        run: Option<String>,
+        agent: Option<String>,
+    ) -> PyResult<Option<u32>> {
+        match self.decide(py, Call::CompactionRetried(Compaction { session, run, agent }))? {
+            Verdict::CompactionRetried(v) => Ok(armed(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    fn check_bot_message(&self, py: Python<'_>, m: BotTuple) -> PyResult<BotVerdictTuple> {
+        match self.decide(py, Call::CheckBotMessage(bot_message(m)))? {
+            Verdict::CheckBotMessage(v) => Ok(bot_verdict(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    fn start_group_thread(&self, py: Python<'_>, t: ThreadTuple, peer: String, text: String) -> PyResult<GroupTuple> {
+        match self.decide(py, Call::StartGroupThread(GroupMessage { thread: thread(t), peer, text }))? {
+            Verdict::StartGroupThread(v) => Ok(group_start(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    fn finish_group_round(
+        &self,
+        py: Python<'_>,
+        t: ThreadTuple,
+        finals: Vec<(String, Option<String>)>,
+    ) -> PyResult<GroupTuple> {
+        match self.decide(py, Call::FinishGroupRound(GroupFinals { thread: thread(t), replies: replies(finals) }))? {
+            Verdict::FinishGroupRound(v) => Ok(group_step(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    fn cancel_group_thread(&self, py: Python<'_>, t: ThreadTuple) -> PyResult<GroupTuple> {
+        match self.decide(py, Call::CancelGroupThread(thread(t)))? {
+            Verdict::CancelGroupThread(v) => Ok(group_step(v)),
+            other => Err(unexpected(py, &other)),
+        }
+    }
+
+    /// Each line of `jsonl` decided on its key's state, numbered from `first_line`; blank lines
+    /// skipped. The decision lines, as `Guard.apply_events` returns them.
+    fn apply_events(&self, py: Python<'_>, jsonl: &str, first_line: u32) -> PyResult<String> {
+        let mut out = String::new();
+        for (i, line) in jsonl.split('\n').enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let n = first_line.saturating_add(i as u32);
+            let decided =
+                py.detach(|| self.lock().decide(line.trim_end_matches('\r'), n)).map_err(|e| py_error(py, e))?;
+            match decided.decision {
+                Some(line) => out.push_str(&line),
+                None => return Err(refused(py, &decided.key, decided.via, Some(n))),
+            }
+        }
+        Ok(out)
     }
 
     /// The store counters, as (name, value) pairs.
     fn stats(&self) -> Vec<(&'static str, u64)> {
-        let s = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).stats();
+        let s = self.lock().stats();
         vec![
             ("on_store", s.on_store),
             ("on_local", s.on_local),
@@ -100,4 +169,41 @@ impl StoredGuard {
             ("local_keys", s.local_keys),
         ]
     }
+}
+
+impl StoredGuard {
+    fn lock(&self) -> std::sync::MutexGuard<'_, StoredGateway> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Makes `call` on its key's state. The store's round trips are I/O: other Python threads
+    /// may run meanwhile (the lock is taken without the GIL, so a thread waiting for it never
+    /// holds up the others).
+    fn decide(&self, py: Python<'_>, call: Call) -> PyResult<Verdict> {
+        let decided = py.detach(|| self.lock().decide_call(&call)).map_err(|e| py_error(py, e))?;
+        match decided.decision {
+            Some(verdict) => Ok(verdict),
+            None => Err(refused(py, &decided.key, decided.via, None)),
+        }
+    }
+}
+
+fn via(v: Via) -> &'static str {
+    match v {
+        Via::Store => "store",
+        Via::Local => "local",
+        Via::Refused => "refused",
+    }
+}
+
+/// The error of a decision the store loop refused (the store failed, `store_fail_closed`).
+fn refused(py: Python<'_>, key: &str, v: Via, line: Option<u32>) -> PyErr {
+    let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    let reason = format!("{at}the store failed and store_fail_closed is set: no decision for {key} ({})", via(v));
+    loopguard_error(py, "store".into(), "store".into(), reason)
+}
+
+/// A verdict of another call than the one made: a policy that breaks the interface.
+fn unexpected(py: Python<'_>, v: &Verdict) -> PyErr {
+    loopguard_error(py, "policy".into(), "policy".into(), format!("the policy answered another call: {v:?}"))
 }
