@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-use super::{events, Active, SwapReport, SwappableGateway, FAILED_SWAPS, SNAPSHOTS, SWAPS};
+use super::{batch, Active, SwapReport, SwappableGateway, FAILED_SWAPS, SNAPSHOTS, SWAPS};
 use crate::error::Result;
 use crate::gateway::Gateway;
 use crate::policy::Policy;
@@ -119,7 +119,7 @@ impl SwappableGateway {
         let tail_cost = copy.per_call.unwrap_or_default().saturating_mul(u32::try_from(tail.len()).unwrap_or(u32::MAX));
         let (replayed, replayed_paused, snapshot_bytes);
         if active.journal.lineage == copy.lineage && tail_cost <= copy.import {
-            events::apply_all(&tail, &mut gateway)?;
+            batch::apply_all(&tail, &mut gateway)?;
             if let Some((snapshot, took, at)) = rebase {
                 active.journal.rebase_at(at, snapshot, took);
                 self.count(SNAPSHOTS);
@@ -187,7 +187,7 @@ impl SwappableGateway {
             if active.journal.lineage != copy.lineage || left <= slice || t >= until {
                 return Ok((active, slices));
             }
-            events::apply_all(&active.journal.calls_between(copy.done, slice), gateway)?;
+            batch::apply_all(&active.journal.calls_between(copy.done, slice), gateway)?;
             copy.done += slice;
             let hold = t.elapsed();
             // With the calls held, the copy has the machine to itself: size the next slice by
@@ -228,7 +228,7 @@ impl SwappableGateway {
                 break;
             }
             let t = Instant::now();
-            events::apply_all(&calls, gateway)?;
+            batch::apply_all(&calls, gateway)?;
             applying += t.elapsed();
             (done, previous) = (done + calls.len(), calls.len());
         }

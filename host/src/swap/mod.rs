@@ -48,8 +48,8 @@
 //! # Ok::<(), loopguard_host::Error>(())
 //! ```
 
+mod batch;
 mod calls;
-mod events;
 mod journal;
 mod log;
 mod migrate;
