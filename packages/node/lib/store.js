@@ -125,7 +125,8 @@ export class MemoryStore {
  * are never queued while the connection is down (they fail at once: the decision goes local);
  * each command is bounded by `deadlineMs`. ioredis matches replies to commands in order, so a
  * late reply to a timed-out command is never read as the answer to the next one; it reconnects
- * on its own, every 250 ms at most, while the store is down.
+ * on its own, every 250 ms at most, while the store is down, and at once when a decision tries
+ * the store.
  */
 export class RedisStore {
   #client;
@@ -211,10 +212,16 @@ export class RedisStore {
     }
   }
 
-  /** Waits for a connection being made (at most the deadline); fails at once while none is. */
+  /**
+   * Waits for a connection being made (at most the deadline). A decision the loop sends to the
+   * store tries it now, as the Rust host does: while ioredis waits to reconnect on its own
+   * schedule (up to 250 ms), that wait is ended and a connection started, so that the first
+   * decision after the store is back is made on it.
+   */
   async #connected() {
     const c = this.#client;
     if (c.status === 'ready') return;
+    if (c.status === 'reconnecting') c.disconnect(); // ends ioredis's wait: status 'end'
     if (c.status === 'wait' || c.status === 'end') c.connect().catch(() => {});
     if (c.status !== 'connecting' && c.status !== 'connect') {
       throw new StoreError('unreachable', `no connection to ${this.#shown} (${c.status})`);
