@@ -135,8 +135,8 @@ pub fn replay(
     let per_s = decisions as f64 / started.elapsed().as_secs_f64().max(1e-9);
     eprintln!(
         "{{\"store\":{{\"backend\":{},\"decisions\":{decisions},\"on_store\":{},\"on_local\":{},\"refused\":{},\
-         \"cas_retries\":{},\"store_errors\":{},\"unreadable\":{},\"episodes\":{},\"degraded\":{},\"p50_us\":{},\
-         \"p99_us\":{},\"per_s\":{per_s:.0}}}}}",
+         \"cas_retries\":{},\"store_errors\":{},\"unreadable\":{},\"episodes\":{},\"degraded\":{},\"local_keys\":{},\
+         \"p50_us\":{},\"p99_us\":{},\"per_s\":{per_s:.0}}}}}",
         json(&backend),
         s.on_store,
         s.on_local,
@@ -146,6 +146,7 @@ pub fn replay(
         s.unreadable,
         s.episodes,
         s.degraded,
+        s.local_keys,
         latencies.quantile(0.5),
         latencies.quantile(0.99),
     );
