@@ -116,6 +116,9 @@ run bash tests/proxies/run.sh
 stage "three replicas sharing a real redis-server (tests/replicas/run.sh)" 600
 run bash tests/replicas/run.sh
 
+stage "store faults through the Rust, Node and Python store loops, the same decisions and counters (tests/store-conformance/run.sh)" 600
+NODE="$NODE24_BIN/node" run bash tests/store-conformance/run.sh
+
 stage "Claude Code, Codex and Gemini CLI with loopguard's plugins (tests/agent-clis/run.sh)" 1800
 run bash tests/agent-clis/run.sh -o faulthandler_timeout=300
 
