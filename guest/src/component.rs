@@ -223,7 +223,16 @@ impl<C: Core> GuestGateway for Resource<C> {
 
     fn apply_calls(&self, calls: Vec<Call>) -> Vec<Result<Verdict, PolicyError>> {
         let mut core = self.0.borrow_mut();
-        calls.into_iter().map(|call| make(&mut *core, call)).collect()
+        let mut made = Vec::with_capacity(calls.len());
+        for call in calls {
+            let result = make(&mut *core, call);
+            let failed = result.is_err();
+            made.push(result);
+            if failed {
+                break;
+            }
+        }
+        made
     }
 
     fn stats(&self) -> WitStats {

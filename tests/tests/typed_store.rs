@@ -115,7 +115,7 @@ fn a_typed_call_has_the_key_of_its_trace_event() {
 }
 
 #[test]
-fn apply_calls_answers_each_call_and_goes_on_after_a_bad_one() {
+fn apply_calls_answers_each_call_and_stops_after_a_bad_one() {
     let policy = policy();
     let mut oracle = policy.gateway(CONFIG).unwrap();
     let mut batch = policy.gateway(CONFIG).unwrap();
@@ -123,11 +123,15 @@ fn apply_calls_answers_each_call_and_goes_on_after_a_bad_one() {
     let bad = ToolCall { args_json: "{oops".into(), ..poll("s2") };
     calls.insert(3, Call::CheckToolCall(bad));
     let answers = batch.apply_calls(&calls).unwrap();
-    assert_eq!(answers.len(), calls.len());
+    assert_eq!(answers.len(), 4, "the three calls before the bad one, then its error");
     let error = answers[3].as_ref().unwrap_err();
     assert!(error.path.contains("args"), "{error:?}");
-    for (i, call) in calls.iter().enumerate().filter(|(i, _)| *i != 3) {
-        assert_eq!(answers[i].as_ref().unwrap(), &plain(&mut oracle, call), "call {i}");
+    let rest = batch.apply_calls(&calls[4..]).unwrap();
+    assert_eq!(rest.len(), calls.len() - 4);
+    let answered = answers[..3].iter().chain(&rest);
+    let made = calls.iter().enumerate().filter(|(i, _)| *i != 3).map(|(_, c)| c);
+    for (i, (answer, call)) in answered.zip(made).enumerate() {
+        assert_eq!(answer.as_ref().unwrap(), &plain(&mut oracle, call), "call {i}");
     }
     assert_eq!(batch.export_state().unwrap(), oracle.export_state().unwrap());
 }

@@ -165,15 +165,16 @@ impl Gateway {
         self.batch("decide-call", bytes, |s, g, h| g.call_decide_call(s, h, call, state))?.map_err(Error::policy)
     }
 
-    /// Makes `calls` in order in one guest call (interface 1.2) and returns each one's result;
-    /// a call that fails does not stop the ones after it.
+    /// Makes `calls` in order in one guest call (interface 1.2) until one fails, and returns the
+    /// result of each call made: all `Ok`, or the last one the `Err` of the call that failed
+    /// (which changed nothing); the calls after it are not made.
     pub fn apply_calls(&mut self, calls: &[Call]) -> Result<Vec<std::result::Result<Verdict, PolicyError>>> {
         self.batch("apply-calls", calls.iter().map(input_bytes).sum(), |s, g, h| g.call_apply_calls(s, h, calls))
     }
 }
 
 /// The bytes of a call's text inputs, for the batch deadline (which grows with the input).
-fn input_bytes(call: &Call) -> usize {
+pub(crate) fn input_bytes(call: &Call) -> usize {
     match call {
         Call::CheckToolCall(c) => c.args_json.len(),
         Call::RecordToolOutcome((c, ToolOutcome::Returned(o) | ToolOutcome::Threw(o))) => c.args_json.len() + o.len(),

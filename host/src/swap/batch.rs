@@ -37,13 +37,15 @@ pub(super) fn apply_all(calls: &[Arc<Call>], gateway: &mut Gateway) -> Result<()
     flush(&mut batch, gateway)
 }
 
-/// Applies the batch. A call's own policy error is dropped, as [`Call::apply`] drops it: it was
+/// Applies the batch. A call that fails is skipped, as [`Call::apply`] drops its error: it was
 /// the original call's answer too, and it changed nothing then either.
 fn flush(batch: &mut Vec<Typed>, gateway: &mut Gateway) -> Result<()> {
-    if !batch.is_empty() {
-        gateway.apply_calls(batch)?;
-        batch.clear();
+    let mut next = 0;
+    while next < batch.len() {
+        // `apply-calls` stops after the call that failed: go on after it.
+        next += gateway.apply_calls(&batch[next..])?.len().max(1);
     }
+    batch.clear();
     Ok(())
 }
 
@@ -63,7 +65,7 @@ fn typed(call: &Call) -> Option<Typed> {
             Typed::FinishGroupRound(GroupFinals { thread: thread.clone(), replies: replies.clone() })
         }
         Call::GroupCancel(thread) => Typed::CancelGroupThread(thread.clone()),
-        Call::EndSession(_) | Call::Events { .. } => return None,
+        Call::EndSession(_) | Call::Events { .. } | Call::Calls(_) => return None,
     })
 }
 

@@ -1,12 +1,12 @@
 //! The guard's calls on a [`SwappableGateway`]: each runs on the active instance and, unless it
 //! only reads, is logged in the journal so that a swap can apply it to the new instance.
 
-use super::log::Call;
+use super::log::Call as Logged;
 use super::{FailureMode, SwappableGateway};
 use crate::error::Result;
 use crate::{
-    BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, OutcomeVerdict,
-    Stats, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotVerdict, Budget, Call as Typed, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread,
+    OutcomeVerdict, PolicyError, Stats, Suppression, ToolAction, ToolCall, ToolOutcome, ToolVerdict, Verdict,
 };
 
 /// Decisions (`check_tool_call`, `check_bot_message`) answer a broken call with the failure mode;
@@ -33,7 +33,7 @@ impl SwappableGateway {
     /// Checks a bot message. If the policy breaks: fail-open dispatches it, fail-closed
     /// suppresses this message only (cooldown until its own timestamp + 1 ms).
     pub fn check_bot_message(&self, message: &BotMessage) -> Result<BotVerdict> {
-        match self.with(|g| g.check_bot_message(message), |j| j.extend(Call::Bot(message.clone()))) {
+        match self.with(|g| g.check_bot_message(message), |j| j.extend(Logged::Bot(message.clone()))) {
             Err(e) if e.breaks_instance() => Ok(match self.supervision.failure_mode {
                 FailureMode::Open => BotVerdict::Allow,
                 FailureMode::Closed => BotVerdict::Suppress(Suppression {
@@ -60,7 +60,7 @@ impl SwappableGateway {
         self.with(
             |g| g.compaction_retried(session, run, agent),
             |j| {
-                j.extend(Call::Compaction {
+                j.extend(Logged::Compaction {
                     session: session.into(),
                     run: run.map(Into::into),
                     agent: agent.map(Into::into),
@@ -71,14 +71,28 @@ impl SwappableGateway {
 
     /// Forgets a session.
     pub fn end_session(&self, session: &str) -> Result<()> {
-        self.with(|g| g.end_session(session), |j| j.extend(Call::EndSession(session.into())))
+        self.with(|g| g.end_session(session), |j| j.extend(Logged::EndSession(session.into())))
     }
 
     /// Applies trace events (JSON Lines); see [`crate::Gateway::apply_events`].
     pub fn apply_events(&self, events: &str, first_line: u32) -> Result<String> {
         self.with(
             |g| g.apply_events(events, first_line),
-            |j| j.extend(Call::Events { events: events.into(), first_line }),
+            |j| j.extend(Logged::Events { events: events.into(), first_line }),
+        )
+    }
+
+    /// Makes typed calls in one batch; see [`crate::Gateway::apply_calls`]. The calls made are
+    /// logged (the one that failed changed nothing).
+    pub fn apply_calls(&self, calls: &[Typed]) -> Result<Vec<std::result::Result<Verdict, PolicyError>>> {
+        let made = std::cell::Cell::new(0);
+        self.with(
+            |g| {
+                let results = g.apply_calls(calls)?;
+                made.set(results.iter().filter(|r| r.is_ok()).count());
+                Ok(results)
+            },
+            |j| j.extend(Logged::Calls(calls[..made.get()].to_vec())),
         )
     }
 
@@ -114,7 +128,7 @@ impl SwappableGateway {
     pub fn start_group_thread(&self, thread: &GroupThread, peer: &str, text: &str) -> Result<GroupStart> {
         self.with(
             |g| g.start_group_thread(thread, peer, text),
-            |j| j.extend(Call::GroupStart { thread: thread.clone(), peer: peer.into(), text: text.into() }),
+            |j| j.extend(Logged::GroupStart { thread: thread.clone(), peer: peer.into(), text: text.into() }),
         )
     }
 
@@ -122,12 +136,12 @@ impl SwappableGateway {
     pub fn finish_group_round(&self, thread: &GroupThread, replies: &[GroupReply]) -> Result<GroupStep> {
         self.with(
             |g| g.finish_group_round(thread, replies),
-            |j| j.extend(Call::GroupFinish { thread: thread.clone(), replies: replies.to_vec() }),
+            |j| j.extend(Logged::GroupFinish { thread: thread.clone(), replies: replies.to_vec() }),
         )
     }
 
     /// See [`crate::Gateway::cancel_group_thread`].
     pub fn cancel_group_thread(&self, thread: &GroupThread) -> Result<GroupStep> {
-        self.with(|g| g.cancel_group_thread(thread), |j| j.extend(Call::GroupCancel(thread.clone())))
+        self.with(|g| g.cancel_group_thread(thread), |j| j.extend(Logged::GroupCancel(thread.clone())))
     }
 }

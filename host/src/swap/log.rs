@@ -16,12 +16,28 @@ pub const MAX_LOG_BYTES: usize = 16 << 20;
 pub(super) enum Call {
     CheckTool(ToolCall),
     Outcome(ToolCall, ToolOutcome),
-    Compaction { session: String, run: Option<String>, agent: Option<String> },
+    Compaction {
+        session: String,
+        run: Option<String>,
+        agent: Option<String>,
+    },
     EndSession(String),
-    Events { events: String, first_line: u32 },
+    Events {
+        events: String,
+        first_line: u32,
+    },
+    /// Typed calls made in one batch (`apply-calls`): the ones made, up to the one that failed.
+    Calls(Vec<crate::Call>),
     Bot(BotMessage),
-    GroupStart { thread: GroupThread, peer: String, text: String },
-    GroupFinish { thread: GroupThread, replies: Vec<GroupReply> },
+    GroupStart {
+        thread: GroupThread,
+        peer: String,
+        text: String,
+    },
+    GroupFinish {
+        thread: GroupThread,
+        replies: Vec<GroupReply>,
+    },
     GroupCancel(GroupThread),
 }
 
@@ -38,6 +54,7 @@ impl Call {
             }
             Call::EndSession(session) => gw.end_session(session),
             Call::Events { events, first_line } => gw.apply_events(events, *first_line).map(drop),
+            Call::Calls(calls) => gw.apply_calls(calls).map(drop),
             Call::Bot(m) => gw.check_bot_message(m).map(drop),
             Call::GroupStart { thread, peer, text } => gw.start_group_thread(thread, peer, text).map(drop),
             Call::GroupFinish { thread, replies } => gw.finish_group_round(thread, replies).map(drop),
@@ -63,6 +80,7 @@ impl Call {
             Call::Compaction { session, run, agent } => session.len() + opt(run) + opt(agent),
             Call::EndSession(session) => session.len(),
             Call::Events { events, .. } => events.len(),
+            Call::Calls(calls) => calls.iter().map(|c| 64 + crate::gateway::input_bytes(c)).sum(),
             Call::Bot(m) => {
                 m.channel.len()
                     + m.account.len()

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use loopguard_host::{Deadline, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway};
+use loopguard_host::{
+    Call, Deadline, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, Verdict,
+};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -179,6 +181,42 @@ impl Guard {
 
     fn cancel_group_thread(&self, py: Python<'_>, t: ThreadTuple) -> PyResult<GroupTuple> {
         self.inner.cancel_group_thread(&thread(t)).map(group_step).map_err(|e| py_error(py, e))
+    }
+
+    /// Tool calls and outcomes made in order in one guest call until one fails (an LLM request's
+    /// history): each item `(call, None)` for a check or `(call, (threw, text))` for an outcome.
+    /// Returns the made items' verdicts (a check's `VerdictTuple`, an outcome's `OutcomeTuple`)
+    /// and, when one failed, its error as (kind, path, reason): it changed nothing and the items
+    /// after it were not made.
+    #[allow(clippy::type_complexity)]
+    fn apply_calls(
+        &self,
+        py: Python<'_>,
+        items: Vec<(CallTuple, Option<(bool, String)>)>,
+    ) -> PyResult<(Vec<Py<PyAny>>, Option<(String, String, String)>)> {
+        let calls: Vec<Call> = items
+            .into_iter()
+            .map(|(c, o)| match o {
+                None => Call::CheckToolCall(tool_call(c)),
+                Some((threw, text)) => Call::RecordToolOutcome((tool_call(c), outcome(threw, text))),
+            })
+            .collect();
+        let results = py.detach(|| self.inner.apply_calls(&calls)).map_err(|e| py_error(py, e))?;
+        let mut verdicts = Vec::with_capacity(results.len());
+        for result in results {
+            match result {
+                Ok(Verdict::CheckToolCall(v)) => verdicts.push(tool_verdict(v).into_pyobject(py)?.into_any().unbind()),
+                Ok(Verdict::RecordToolOutcome(v)) => {
+                    verdicts.push(outcome_verdict(v).into_pyobject(py)?.into_any().unbind())
+                }
+                Ok(other) => {
+                    let reason = format!("the policy answered another call: {other:?}");
+                    return Err(loopguard_error(py, "policy".into(), "policy".into(), reason));
+                }
+                Err(e) => return Ok((verdicts, Some((Error::kind_name(e.kind).to_string(), e.path, e.reason)))),
+            }
+        }
+        Ok((verdicts, None))
     }
 
     fn apply_events(&self, py: Python<'_>, jsonl: &str, first_line: u32) -> PyResult<String> {

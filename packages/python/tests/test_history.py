@@ -1,5 +1,5 @@
 """The history reader of the LiteLLM guardrail (docs/PROXIES.md): the same conversation in OpenAI chat,
-Anthropic messages and Responses form gives the same trace events and the same decisions."""
+Anthropic messages and Responses form gives the same typed calls and the same decisions."""
 import json
 
 from loopguard import LoopGuard
@@ -35,11 +35,12 @@ def responses(n):
 
 
 def decide(data):
-    steps = _history.history(data)
-    lines, _ = _history.events("s", steps)
-    lines += _history.proposed("s", [("next", "exec", json.dumps(ARGS))])
+    items, _ = _history.calls("s", _history.history(data))
+    items += _history.proposed("s", [("next", "exec", json.dumps(ARGS))])
     with LoopGuard({"tools": {"loopDetection": {"enabled": True}}}) as g:
-        return [json.loads(x) for x in g.apply_events("\n".join(lines)).splitlines()][-1]
+        made, error = g._live().apply_calls(items)
+        assert error is None and len(made) == len(items)
+        return _history.verdict(made[-1])
 
 
 def test_three_formats_read_alike_and_block_the_21st_identical_call():
@@ -56,9 +57,12 @@ def test_arguments_that_are_not_json_are_kept_as_a_string_and_unpaired_results_s
         {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "t", "arguments": "{not json"}}]},
         {"role": "tool", "tool_call_id": "zzz", "content": "orphan"},
     ]}
-    lines, calls = _history.events("s", _history.strict(_history.history(data)))
-    assert calls == [0] and len(lines) == 1
-    assert json.loads(lines[0])["args"] == "{not json"
+    items, checks = _history.calls("s", _history.history(data))
+    assert checks == [0] and len(items) == 1
+    assert _history.mend(items[0]) == (("s", "t", json.dumps("{not json"), None, None, "a"), None)
+    with LoopGuard({}) as g:
+        assert g._live().apply_calls(items)[1][1] == "call.args-json"
+        assert g._live().apply_calls([_history.mend(items[0])]) == ([("allow", None, 0, None, False)], None)
 
 
 def _agent(replays, pick, turns=24, sid="s", retry_at=None, trim_at=None):
@@ -96,17 +100,18 @@ def test_one_worker_two_workers_and_no_session_decide_alike_and_the_cursor_is_us
 
     cfg = {"tools": {"loopDetection": {"enabled": True}}}
     with LoopGuard(cfg) as a, LoopGuard(cfg) as b, LoopGuard(cfg) as c:
-        lines = []
-        real = a.apply_events
-        a.apply_events = lambda text, first_line=1: (lines.append(text.count("\n") + 1), real(text, first_line))[1]
-        one = _agent([HistoryReplay(a)], lambda t: 0)
+        sizes = []
+        fed = HistoryReplay(a)
+        real = fed._apply_calls
+        fed._apply_calls = lambda items: (sizes.append(len(items)), real(items))[1]
+        one = _agent([fed], lambda t: 0)
         two = _agent([HistoryReplay(b), HistoryReplay(c)], lambda t: t % 2)
         own = _agent([HistoryReplay(c)], lambda t: 0, sid=None)
     assert one == two == own
     assert one[10] == (0, "warn", 10) and one[11][0] == 1 and one[20][1] == "block"
     assert sum(n for n, _, _ in one) == 1, "the warning is told once"
     # One worker fed only what was new: at most the proposed call, or a result and its call.
-    assert max(lines) <= 2 and len(lines) > 24
+    assert max(sizes) <= 2 and len(sizes) > 24
 
 
 def test_a_retried_request_and_a_trimmed_history_fall_back_to_the_full_replay():

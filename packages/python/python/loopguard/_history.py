@@ -1,12 +1,12 @@
-"""The tool calls and results in an LLM request's history, as loopguard trace events.
+"""The tool calls and results in an LLM request's history, as the guard's typed calls.
 
 Why the history: every request an agent sends through an LLM proxy carries the whole
 conversation, with the assistant's tool calls and the tool results. Replaying it gives the same
 state on any worker or replica, with nothing shared. Three wire formats are read
 (docs/PROXIES.md): OpenAI chat (``messages``: assistant ``tool_calls`` + ``role: tool``),
 Anthropic messages (``tool_use`` / ``tool_result`` blocks) and the Responses API (``input``:
-``function_call`` / ``function_call_output``). Events follow docs/spec/trace-format.md; a tool
-result becomes ``result`` (Anthropic ``is_error: true``: ``error``).
+``function_call`` / ``function_call_output``). Each call becomes a check and each result the
+outcome of its call (Anthropic ``is_error: true``: an error), as ``Guard.apply_calls`` takes them.
 """
 
 from __future__ import annotations
@@ -31,15 +31,10 @@ def args_text(arguments: Any) -> str:
 
 
 def _args_fast(arguments: Any) -> str:
-    """Like ``args_text`` without parsing a string: models send JSON, and a replay that meets
-    one that is not fails as a whole and is redone with ``strict`` (parsing every argument string
-    costs more than the policy's whole replay of a long history)."""
+    """Like ``args_text`` without parsing a string: models send JSON, and the policy refuses a
+    call whose arguments are not, which is then mended (``mend``) and made again (parsing every
+    argument string costs more than the policy's whole replay of a long history)."""
     return arguments if isinstance(arguments, str) else json.dumps(arguments, separators=(",", ":"))
-
-
-def strict(steps: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """``steps`` with every call's arguments checked (a string that is not JSON becomes a string)."""
-    return [("call", (i[0], i[1], args_text(i[2]))) if k == "call" else (k, i) for k, i in steps]
 
 
 def _chat(messages: Iterable[Any]) -> Iterator[tuple[str, Any]]:
@@ -104,41 +99,40 @@ def ends_with_result(conversation: list[Any]) -> bool:
     return bool(conversation) and bool(read(conversation[-1:])) and read(conversation[-1:])[-1][0] == "result"
 
 
-def events(
-    session: str, steps: Iterable[tuple[str, Any]], calls: Optional[dict[str, tuple[str, str]]] = None
-) -> tuple[list[str], list[int]]:
-    """Trace lines for ``steps`` in ``session``, and the index of each call's line. A result is
-    attached to the call with its id, from ``steps`` or ``calls`` (id -> tool, arguments; it is
-    extended); a result without its call is skipped: it has no tool name to record under."""
-    s = json.dumps(session)
-    lines: list[str] = []
-    call_lines: list[int] = []
-    calls = {} if calls is None else calls
-    quoted: dict[str, str] = {}  # tool names and call ids as JSON strings, each encoded once
+#: One typed call for ``Guard.apply_calls``: (session, tool, arguments, run, agent, call id) and
+#: None for a check, or (threw, outcome as JSON text) for an outcome.
+Item = tuple[tuple[str, str, str, None, None, str], Optional[tuple[bool, str]]]
 
-    def q(text: str) -> str:
-        j = quoted.get(text)
-        if j is None:
-            j = quoted[text] = json.dumps(text)
-        return j
 
+def calls(
+    session: str, steps: Iterable[tuple[str, Any]], known: Optional[dict[str, tuple[str, str]]] = None
+) -> tuple[list[Item], list[int]]:
+    """The typed calls for ``steps`` in ``session``, and the index of each call's check. A result
+    is the outcome of the call with its id, from ``steps`` or ``known`` (id -> tool, arguments; it
+    is extended); a result without its call is skipped: it has no tool name to record under."""
+    items: list[Item] = []
+    checks: list[int] = []
+    known = {} if known is None else known
     for kind, item in steps:
         if kind == "call":
             cid, tool, args = item
-            calls[cid] = (tool, args)
-            call_lines.append(len(lines))
-            lines.append(f'{{"kind":"tool_call","session":{s},"tool":{q(tool)},"args":{args},"call_id":{q(cid)}}}')
+            known[cid] = (tool, args)
+            checks.append(len(items))
+            items.append(((session, tool, args, None, None, cid), None))
         else:
             cid, content, is_error = item
-            if cid not in calls:
+            if cid not in known:
                 continue
-            tool, args = calls[cid]
-            key = "error" if is_error else "result"
-            lines.append(
-                f'{{"kind":"tool_result","session":{s},"tool":{q(tool)},"args":{args},'
-                f'"call_id":{q(cid)},"{key}":{json.dumps(content, separators=(",", ":"))}}}'
-            )
-    return lines, call_lines
+            tool, args = known[cid]
+            items.append(((session, tool, args, None, None, cid), (bool(is_error), json.dumps(content, separators=(",", ":")))))
+    return items, checks
+
+
+def mend(item: Item) -> Item:
+    """``item`` with its arguments as ``args_text`` reads them (a string that is not JSON becomes
+    a JSON string), for a call the policy refused."""
+    (session, tool, args, run, agent, cid), outcome = item
+    return (session, tool, args_text(args), run, agent, cid), outcome
 
 
 def last_turn_ids(conversation: list[Any]) -> list[str]:
@@ -167,12 +161,15 @@ def last_turn_calls(steps: list[tuple[str, Any]]) -> int:
     return n
 
 
-def proposed(session: str, calls: Iterable[Call]) -> list[str]:
-    """Trace lines for the calls a model just returned."""
-    return events(session, [("call", c) for c in calls])[0]
+def proposed(session: str, made: Iterable[Call]) -> list[Item]:
+    """The checks of the calls a model just returned."""
+    return calls(session, [("call", c) for c in made])[0]
 
 
-def decision(line: str) -> Optional[dict[str, Any]]:
-    """One decision line, or None when it is not a tool-call decision."""
-    d = json.loads(line)
-    return d if d.get("kind") == "tool_call" else None
+def verdict(check: Any) -> Optional[dict[str, Any]]:
+    """A check's verdict tuple (action, detector, count, message, notify) as the guardrail reads
+    it; None for none."""
+    if check is None:
+        return None
+    action, detector, count, message, notify = check
+    return {"action": action, "detector": detector, "count": count, "message": message, "notify": notify}

@@ -42,8 +42,8 @@ def _fingerprint(item: Any) -> str:
 
 
 def _decoded(verdict: Any) -> Verdict:
-    """A verdict kept as its decision line, decoded."""
-    return _history.decision(verdict) if isinstance(verdict, str) else verdict
+    """A verdict kept as the native check's tuple, as a dict."""
+    return _history.verdict(verdict) if isinstance(verdict, tuple) else verdict
 
 
 @dataclass
@@ -147,34 +147,40 @@ class HistoryReplay:
         return known
 
     def _feed(self, key: str, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]) -> dict[str, Any]:
-        """Feeds ``steps``; each call's decision line (decoded only when asked for)."""
-        out, call_lines = self._decisions(key, steps, calls)
+        """Feeds ``steps``; each call's verdict (as a dict only when asked for)."""
+        out, checks = self._decisions(key, steps, calls)
         ids = [item[0] for kind, item in steps if kind == "call"]
-        return {cid: out[i] if i < len(out) else None for cid, i in zip(ids, call_lines)}
+        return {cid: out[i] if i < len(out) else None for cid, i in zip(ids, checks)}
 
     def _decisions(
         self, key: str, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]
-    ) -> tuple[list[str], list[int]]:
-        """The decision lines of ``steps`` and the index of each call's. Arguments that are not
-        JSON fail the first pass and are fixed on a second (``_history.strict``); if the policy
-        still refuses the input, nothing is decided and the reason is logged."""
-        error: Optional[LoopGuardError] = None
-        for attempt in (1, 2):
-            if attempt == 2:
-                steps = _history.strict(steps)
-                calls = {cid: (tool, _history.args_text(args)) for cid, (tool, args) in calls.items()}
-            lines, call_lines = _history.events(key, steps, dict(calls))
-            if not lines:
-                return [], []
-            try:
-                return self.guard.apply_events("\n".join(lines)).splitlines(), call_lines
-            except LoopGuardError as e:
-                error = e
-        print(f"loopguard: history not replayed: {error}", file=sys.stderr)
-        return [], []
+    ) -> tuple[list[Any], list[int]]:
+        """The verdicts of ``steps``, made as typed calls in one batch, and the index of each
+        call's check. A call whose arguments are not JSON is refused by the policy and made again
+        mended (``_history.mend``: the text as a JSON string); if the policy still refuses it, the
+        steps from it on are not decided and the reason is logged."""
+        items, checks = _history.calls(key, steps, dict(calls))
+        out: list[Any] = []
+        mended = -1
+        while len(out) < len(items):
+            made, error = self._apply_calls(items[len(out):])
+            out += made
+            if error is None:
+                break
+            at = len(out)
+            if mended == at:
+                print(f"loopguard: history not replayed from its item {at}: {LoopGuardError(*error)}", file=sys.stderr)
+                break
+            items[at], mended = _history.mend(items[at]), at
+        return out, checks
+
+    def _apply_calls(self, items: list[_history.Item]) -> tuple[list[Any], Optional[tuple[str, str, str]]]:
+        """The native guard's batch of typed calls (one guest call)."""
+        return self.guard._live().apply_calls(items)
 
     def _apply(self, key: str, calls: list[_history.Call]) -> list[Verdict]:
-        return [_history.decision(x) for x in self._decisions(key, [("call", c) for c in calls], {})[0]]
+        out, checks = self._decisions(key, [("call", c) for c in calls], {})
+        return [_history.verdict(out[i]) if i < len(out) else None for i in checks]
 
     def _mark(self, cursor: _Cursor, conversation: list[Any]) -> None:
         cursor.consumed = len(conversation)
