@@ -5,8 +5,9 @@
 
 #![allow(missing_docs)] // generated code carries the WIT's own docs
 
-use wasmtime::component::ResourceTable;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use std::hash::{BuildHasher, Hasher};
+
+use wasmtime::component::{Component, Linker};
 
 use crate::limits::Limiter;
 
@@ -16,25 +17,32 @@ wasmtime::component::bindgen!({
     additional_derives: [PartialEq],
 });
 
-/// What a store owns besides the guest: a WASI context with no filesystem, env, args or
-/// network (the policy is std Rust and imports WASI, but must never do I/O), and memory limits.
+/// What a store owns besides the guest: its memory limits.
 pub(crate) struct HostState {
-    wasi: WasiCtx,
-    table: ResourceTable,
     pub(crate) limits: Limiter,
 }
 
 impl HostState {
     pub(crate) fn new(limits: Limiter) -> Self {
-        let wasi = WasiCtx::builder().allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false).build();
-        HostState { wasi, table: ResourceTable::new(), limits }
+        HostState { limits }
     }
 }
 
-impl WasiView for HostState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
-    }
+/// The seed `wasi:random/insecure-seed` gives: the policy is std Rust, whose hash maps seed
+/// their keys with it.
+const INSECURE_SEED: &str = "wasi:random/insecure-seed@0.2.6";
+
+/// Satisfies the WASI imports that std Rust brings into the policy (stdio, environment, exit,
+/// streams) with functions that trap, and the hash maps' seed with a random one. Why not a WASI
+/// implementation: the policy must never do I/O, so none is given, and a call to one is a trap
+/// the supervisor recovers from; `wasmtime-wasi` would also bring tokio into every embedder.
+pub(crate) fn no_io(linker: &mut Linker<HostState>, component: &Component) -> wasmtime::Result<()> {
+    linker.instance(INSECURE_SEED)?.func_wrap("insecure-seed", |_, ()| {
+        // std's RandomState is seeded from the operating system; two hashers give 128 bits.
+        let random = || std::collections::hash_map::RandomState::new().build_hasher().finish();
+        Ok(((random(), random()),))
+    })?;
+    linker.define_unknown_imports_as_traps(component)
 }
 
 /// The component imports the type-only `types` interface (the world `use`s it and the guard

@@ -113,11 +113,12 @@ impl Error {
         }
     }
 
-    /// Wraps a wasmtime error from a call into the guest as a one-line [`Error::Trap`].
+    /// Wraps a wasmtime error from a call into the guest as a one-line [`Error::Trap`]: the trap,
+    /// or the root cause (a host function's error, such as an import the host does not give).
     pub(crate) fn trap(err: wasmtime::Error) -> Self {
         let message = match err.downcast_ref::<wasmtime::Trap>() {
             Some(trap) => trap.to_string(),
-            None => first_line(&format!("{err:#}")),
+            None => first_line(&err.root_cause().to_string()),
         };
         Error::Trap { message }
     }

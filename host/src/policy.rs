@@ -247,9 +247,9 @@ impl Policy {
         let engine = engine();
         let component = compile_cache::component(engine, bytes, &digest).map_err(|e| Error::load(path, e))?;
         let mut linker = Linker::<HostState>::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| Error::load(path, e))?;
         bindings::Policy::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| Error::load(path, e))?;
+        bindings::no_io(&mut linker, &component).map_err(|e| Error::load(path, e))?;
         let instance_pre = linker.instantiate_pre(&component).map_err(|e| Error::load(path, e))?;
         let pre = PolicyPre::new(instance_pre).map_err(|e| Error::load(path, e))?;
         Ok((Policy { pre, digest, path: Arc::from(path), limits: options.limits }, component))

@@ -253,6 +253,20 @@ fn a_trap_is_recovered_fail_closed() {
 }
 
 #[test]
+fn a_policy_that_tries_io_traps_and_is_recovered() {
+    // The host gives the policy no WASI: std's stdout is an import that traps when called.
+    let (gw, lines, expected) = supervised(FailureMode::Closed, patient());
+    let verdict = gw.check_tool_call(&call("__io__")).unwrap();
+    assert_eq!(verdict.action, ToolAction::Block, "fail-closed");
+    let message = verdict.message.unwrap_or_default();
+    assert!(message.contains("the policy trapped"), "{message}");
+    let failure = gw.last_failure().unwrap_or_default();
+    assert!(failure.contains("wasi:cli/stdout"), "the failure names the import: {failure}");
+    assert_eq!((gw.health().traps, gw.health().recoveries), (1, 1));
+    assert_recovered_with_state(&gw, &lines, &expected);
+}
+
+#[test]
 fn load_options_carry_limits_to_every_instance() {
     cache();
     let limits =

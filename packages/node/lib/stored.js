@@ -110,7 +110,7 @@ export class StoredLoopGuard {
 
   /** The active policy: its versions, digest and source. */
   get policy() {
-    return policyInfo(this.#policy);
+    return cv.policyInfo(this.#policy);
   }
 
   /**

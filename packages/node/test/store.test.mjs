@@ -51,6 +51,16 @@ describe('the store path', () => {
     });
   }
 
+  it('policy names the same policy as an in-process LoopGuard, with the interface of the typed store calls', async () => {
+    const { LoopGuard } = await import('../index.js');
+    const guard = new StoredLoopGuard('{}', { store: 'memory' });
+    const plain = new LoopGuard('{}');
+    assert.deepEqual(guard.policy, plain.policy);
+    assert.match(guard.policy.interfaceVersion, /^1\.([2-9]|\d\d+)\./);
+    plain[Symbol.dispose]();
+    await guard.close();
+  });
+
   it('bad options are refused at construction, naming the option', () => {
     const cases = [
       [undefined, 'options'],

@@ -3,7 +3,8 @@
 //! It is the real policy (the real gateway behind the guest's own WIT glue, so every decision is
 //! the real one) with misbehaviour on demand, so that the host's limits can be proven to hold: a
 //! tool call whose session is `__loop__` spins forever, `__bomb__` allocates until memory runs
-//! out, and `__trap__` panics (a trap). The same session names inside an `apply-events` batch or
+//! out, `__trap__` panics (a trap) and `__io__` writes to stdout (which a host gives no way to
+//! do). The same session names inside an `apply-events` batch or
 //! a `replay` trace do the same. Cargo features select the variants (see `Cargo.toml`);
 //! `session-suffix` makes the names match inside a gateway's session keys (`agent:main:__trap__`).
 #![cfg(target_arch = "wasm32")]
@@ -89,13 +90,17 @@ fn misbehave(session: &str) {
         "__loop__" => spin(),
         "__bomb__" => bomb(),
         "__trap__" => panic!("hostile policy: trap requested by session __trap__"),
+        "__io__" => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(b"hostile policy: I/O requested by session __io__\n");
+        }
         _ => {}
     }
 }
 
 /// Misbehaves if any event in a batch names a magic session.
 fn misbehave_text(events: &str) {
-    for name in ["__loop__", "__bomb__", "__trap__"] {
+    for name in ["__loop__", "__bomb__", "__trap__", "__io__"] {
         if events.contains(&format!("\"session\":\"{name}\"")) {
             misbehave(name);
         }
