@@ -74,6 +74,10 @@ say "the Rust crates (cargo package: self-contained, the policy shipped inside)"
 mkdir -p host/policy
 cp "$DIST/loopguard_policy.wasm" host/policy/loopguard_policy.wasm
 # The policy crate too: the transcripts crate uses its tool-name rule (one source for both).
+# cargo verifies each crate against the others through a temporary local registry, and it
+# unpacks those into $CARGO_HOME/registry/src/-<hash>/ once per name and version: a later run
+# with the same version would build against the sources of the first. Drop them first.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/loopguard-*
 cargo package --locked --allow-dirty -p loopguard-policy -p loopguard-transcripts -p loopguard-host -p loopguard-cli >&2
 for crate in policy transcripts host cli; do cp target/package/loopguard-$crate-*.crate "$DIST/"; done
 
