@@ -135,7 +135,6 @@ impl<C: Core> Guest for Component<C> {
     }
 
     fn replay(config: String, trace: String) -> Result<String, PolicyError> {
-        quiet_panics();
         Ok(C::replay(&config, &trace)?)
     }
 }
@@ -146,7 +145,6 @@ impl<C: Core> GuardGuest for Component<C> {
 
 impl<C: Core> GuestGateway for Resource<C> {
     fn create(config: String) -> Result<Gateway, PolicyError> {
-        quiet_panics();
         Ok(Gateway::new(Resource(RefCell::new(C::create(&config)?))))
     }
 
@@ -249,14 +247,6 @@ impl<C: Core> GuestGateway for Resource<C> {
             memory_bytes: core::arch::wasm32::memory_size(0) as u64 * 65_536,
         }
     }
-}
-
-/// A panic traps without printing first. Why: std's default hook writes the message to stderr,
-/// and a host gives the policy no I/O (its WASI imports trap), so the hook's write would trap
-/// first and the host would report a missing import instead of the panic's trap.
-fn quiet_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| std::panic::set_hook(Box::new(|_| {})));
 }
 
 /// `call` decided on a key's `state` (the gateway's own state set aside by the caller).
