@@ -15,8 +15,10 @@
 
 use serde_json::Value;
 
-/// What the agent-facing hosts assume where the user's document is silent.
-pub const AGENT_DEFAULTS: &str = r#"{"tools":{"loopDetection":{"enabled":true}},"loopguard":{"preset":"cautious"}}"#;
+/// What the agent-facing hosts assume where the user's document is silent. The document lives in
+/// `agent-defaults.json` beside this file, the one copy: the Node package's build reads it too
+/// (its framework adapters start from the same default).
+pub const AGENT_DEFAULTS: &str = include_str!("agent-defaults.json");
 
 /// The user's config document (JSON or JSON5; `{}` for none; a leading byte-order mark is
 /// skipped) with [`AGENT_DEFAULTS`] filled in where it is silent, as JSON text. An error names

@@ -178,6 +178,11 @@ export function replay(config: Config, trace: string): string;
 /** The default policy's versions and digest. */
 export function versions(): { policy: string; interface: string; blake3: string };
 
+/** The agent-facing hosts' one default document (`loopguard hook`, `loopguard mcp`, the LiteLLM guardrail, the framework adapters). */
+export function agentDefaults(): Record<string, unknown>;
+/** `config` (an object or JSON text) with `agentDefaults()` filled in where it is silent, as JSON text. */
+export function agentConfig(config?: Config): string;
+
 /** Where a Supervisor keeps the policy. */
 export type Isolation = 'inline' | 'worker';
 

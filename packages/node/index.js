@@ -21,3 +21,4 @@ export { LoopGuard, replay, versions } from './lib/guard.js';
 export { LoopGuardError } from './lib/errors.js';
 export { Supervisor } from './lib/supervisor.js';
 export { StoredLoopGuard } from './lib/stored.js';
+export { agentConfig, agentDefaults } from './lib/agent.js';

@@ -104,7 +104,7 @@ function compiledDefault(name) {
 }
 
 /** generated/policy.json, written by scripts/build.mjs: what the shipped policy is. */
-function readManifest() {
+export function readManifest() {
   const file = fileURLToPath(new URL('policy.json', generated));
   try {
     const m = JSON.parse(readFileSync(file, 'utf8'));

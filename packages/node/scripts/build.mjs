@@ -31,11 +31,15 @@ const BINDGEN_FILES = [
   ['LICENSE', 'LICENSE'],
 ];
 const digest = Buffer.from(blake3(bytes)).toString('hex');
+// The agent-facing hosts' one default document (host/src/agent-defaults.json, which the Rust
+// hosts include): the framework adapters start from it (lib/agent.js).
+const agentDefaults = JSON.parse(readFileSync(join(here, '../../host/src/agent-defaults.json'), 'utf8'));
 const manifestFile = join(out, 'policy.json');
 if (existsSync(manifestFile)) {
   const old = JSON.parse(readFileSync(manifestFile, 'utf8'));
   const complete = ['loopguard_policy.js', ...BINDGEN_FILES.map(([, to]) => `jco/${to}`)].every((f) => existsSync(join(out, f)));
-  if (old.blake3 === digest && old.jcoTranspile === jco && complete) {
+  const sameDefaults = JSON.stringify(old.agentDefaults) === JSON.stringify(agentDefaults);
+  if (old.blake3 === digest && old.jcoTranspile === jco && sameDefaults && complete) {
     console.error(`build: generated/ is up to date with ${wasm}`);
     process.exit(0);
   }
@@ -56,6 +60,7 @@ const manifest = {
   sha256: createHash('sha256').update(bytes).digest('hex'),
   bytes: bytes.length,
   jcoTranspile: jco,
+  agentDefaults,
 };
 writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
 console.error(`build: ${wasm} -> generated/ (blake3 ${digest.slice(0, 16)}…, jco-transpile ${jco})`);
