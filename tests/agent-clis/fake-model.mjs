@@ -1,9 +1,10 @@
-// A scripted model on 127.0.0.1 for the three agent CLIs: Anthropic Messages (Claude Code),
-// OpenAI Responses (Codex), Gemini generateContent (Gemini CLI). It asks for shell commands turn
+// A scripted model on 127.0.0.1 for the agent CLIs: Anthropic Messages (Claude Code),
+// OpenAI Responses (Codex), Gemini generateContent (Gemini CLI), OpenAI Chat Completions (Copilot
+// CLI and Qwen Code, whose shell tools are `bash` and `run_shell_command`). It asks for shell commands turn
 // after turn and logs, for every request of the main conversation, the tool results the model
 // received, so that the tests assert on what the model saw.
 //
-//   node fake-model.mjs <anthropic|openai|gemini> <portfile> <log.jsonl>
+//   node fake-model.mjs <anthropic|openai|gemini|chat> <portfile> <log.jsonl>
 //
 // Env: FAKE_TURNS (30) tool turns before the final answer, counted over the whole conversation
 // (a resumed session goes on from where it was); FAKE_CMDS (JSON list, default
@@ -104,6 +105,43 @@ function openaiSend(res, items) {
   res.end();
 }
 
+// --- OpenAI Chat Completions ---------------------------------------------------------------
+const CHAT_SHELLS = ['bash', 'run_shell_command'];
+function chat(body, res) {
+  const names = (body.tools || []).map((t) => t.function?.name ?? t.name);
+  const shellName = CHAT_SHELLS.find((s) => names.includes(s));
+  if (!shellName) return { side: true, send: () => chatSend(res, body, { role: 'assistant', content: 'ok' }, 'stop') };
+  const msgs = body.messages || [];
+  const turns = msgs.filter((m) => m.role === 'assistant' && m.tool_calls?.length).length;
+  const results = [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    if (msgs[i].role === 'tool') results.unshift({ id: msgs[i].tool_call_id, text: text(msgs[i].content ?? ''), error: false });
+    else if (results.length || msgs[i].role === 'assistant') break;
+  }
+  let message;
+  if (turns < TURNS) {
+    const [name, input] = callOf(turns + 1, shellName, (command, description) => ({ command, description }));
+    const calls = Array.from({ length: PAR }, (_, index) => ({ index, id: `call_${RUN}_${String(++idNo).padStart(4, '0')}`, type: 'function', function: { name, arguments: JSON.stringify(input) } }));
+    message = { role: 'assistant', content: null, tool_calls: calls };
+  } else message = { role: 'assistant', content: FINAL };
+  return { turn: turns + 1, results, all: JSON.stringify(msgs), send: () => chatSend(res, body, message, turns < TURNS ? 'tool_calls' : 'stop') };
+}
+function chatSend(res, body, message, finish) {
+  const base = { id: `chatcmpl_${RUN}_${++idNo}`, created: 0, model: body.model || 'fake' };
+  const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+  if (!body.stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`);
+  chunk([{ index: 0, delta: message, finish_reason: null }]);
+  chunk([{ index: 0, delta: {}, finish_reason: finish }]);
+  if (body.stream_options?.include_usage) chunk([], { usage });
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
 // --- Gemini --------------------------------------------------------------------------------
 function fill(schema, key) {
   if (!schema || typeof schema !== 'object') return 'fake';
@@ -148,6 +186,7 @@ const server = http.createServer((req, res) => {
     let plan = null;
     if (api === 'anthropic' && req.method === 'POST' && url.startsWith('/v1/messages') && !url.includes('count_tokens')) plan = anthropic(body, res);
     else if (api === 'openai' && req.method === 'POST' && url.includes('/responses')) plan = openai(body, res);
+    else if (api === 'chat' && req.method === 'POST' && url.includes('/chat/completions')) plan = chat(body, res);
     else if (api === 'gemini' && req.method === 'POST' && /\/models\/[^:/?]+:\w+/.test(url)) plan = gemini(body, res, url.match(/:(\w+)/)[1]);
     if (!plan) {
       log({ n, url, kind: 'other' });
