@@ -92,6 +92,42 @@ describe('loopguard/ai-sdk', () => {
     assert.equal(await spec.noteCount(scenario), 1);
   });
 
+  test('your own toolApproval runs first: a call it denies never reaches the policy', async () => {
+    const guard = loopGuard();
+    const scenario = await new Scenario(model.port).script(spec.polls(5));
+    const provider = createOpenAICompatible({ name: 'scripted', baseURL: scenario.openaiBase, apiKey: 'x' });
+    let runs = 0;
+    let asked = 0;
+    await generateText(
+      guard.wrap({
+        model: provider('scripted'),
+        prompt: 'Wait for job j1.',
+        tools: { poll: tool({ inputSchema: z.object({ job: z.string() }), execute: async () => (++runs, spec.POLL_RESULT) }) },
+        toolApproval: { poll: () => (++asked === 1 ? { type: 'denied', reason: 'not now' } : undefined) },
+        stopWhen: isStepCount(20),
+      }),
+    );
+    const results = await spec.resultsByRequest(scenario);
+    assert.equal(results[1][0], 'not now', 'the first call: your denial');
+    assert.equal(runs, 3, 'calls 2-4 ran: the policy counted from the 2nd call');
+    assert.match(results[5][0], spec.BLOCK);
+  });
+
+  test('a tool that throws is recorded as an error, not lost', async () => {
+    const guard = loopGuard();
+    const scenario = await new Scenario(model.port).script(spec.polls(2));
+    const provider = createOpenAICompatible({ name: 'scripted', baseURL: scenario.openaiBase, apiKey: 'x' });
+    await generateText(
+      guard.wrap({
+        model: provider('scripted'),
+        prompt: 'x',
+        tools: { poll: tool({ inputSchema: z.object({ job: z.string() }), execute: async () => { throw new Error('job store down'); } }) },
+        stopWhen: isStepCount(20),
+      }),
+    );
+    assert.equal(guard.gate.pending, 0);
+  });
+
   test('a broken config is reported at construction with its path', () => {
     spec.assertBroken(() => loopGuard({ config: spec.BROKEN }));
   });

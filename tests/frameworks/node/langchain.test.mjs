@@ -86,6 +86,18 @@ describe('loopguard/langchain', () => {
     assert.match(results[2][0], spec.BLOCK);
   });
 
+  test('a tool that throws is recorded as an error, not lost', async () => {
+    const middleware = loopGuardMiddleware();
+    const scenario = await new Scenario(model.port).script(spec.polls(2));
+    const agent = createAgent({
+      model: new ChatOpenAI({ model: 'scripted', apiKey: 'x', configuration: { baseURL: scenario.openaiBase }, maxRetries: 0 }),
+      tools: [tool(async () => { throw new Error('job store down'); }, { name: 'poll', description: 'Poll a job', schema: z.object({ job: z.string() }) })],
+      middleware: [middleware],
+    });
+    await agent.invoke({ messages: [{ role: 'user', content: 'x' }] }, { configurable: { thread_id: 'errors' } }).catch(() => {});
+    assert.equal(middleware.gate.pending, 0);
+  });
+
   test('a broken config is reported at construction with its path', () => {
     spec.assertBroken(() => loopGuardMiddleware({ config: spec.BROKEN }));
   });

@@ -80,6 +80,20 @@ describe('loopguard/mastra', () => {
     assert.match(out.tripwire?.reason ?? '', spec.END, 'the result carries the policy’s end text');
   });
 
+  test('hooks called without a call id pair outcomes with calls by order', async () => {
+    const guard = loopGuard();
+    const requestContext = {};
+    const ctx = { toolName: 'poll', input: { job: 'j1' }, context: { requestContext } };
+    const verdicts = [];
+    for (let i = 0; i < 4; i++) {
+      const before = await guard.hooks.beforeToolCall(ctx);
+      verdicts.push(before?.proceed === false ? 'blocked' : 'ran');
+      if (!before) await guard.hooks.afterToolCall({ ...ctx, output: spec.POLL_RESULT });
+    }
+    assert.deepEqual(verdicts, ['ran', 'ran', 'ran', 'blocked']);
+    assert.equal(guard.gate.pending, 0);
+  });
+
   test('a broken config is reported at construction with its path', () => {
     spec.assertBroken(() => loopGuard({ config: spec.BROKEN }));
   });
