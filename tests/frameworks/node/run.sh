@@ -3,6 +3,7 @@
 # pinned in package-lock.json), against the scripted model on 127.0.0.1; network-free once
 # installed. Node 22 (ai 7 and Mastra need it).
 #   bash tests/frameworks/node/run.sh [FILE.test.mjs ...]     default: every *.test.mjs here
+#   bash tests/frameworks/node/run.sh --install               install only (for scripts/setup.sh)
 # Needs the built Node package (packages/node: node_modules and generated/, as scripts/dist.sh
 # leaves it). Installs with `npm ci`, skipped when node_modules was made from the same lockfile.
 set -euo pipefail
@@ -31,6 +32,8 @@ else
     echo "$stamp" > node_modules/.lock-stamp
     echo "run.sh: npm ci took $(( $(date +%s) - started )) s" >&2
 fi
+
+if [ "${1:-}" = "--install" ]; then exit 0; fi
 
 # --preserve-symlinks: `loopguard` is a link to packages/node (file:); the adapters import their
 # framework (an optional peer), which lives here, beside the link, as in a user's node_modules.
