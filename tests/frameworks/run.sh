@@ -8,8 +8,12 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+# As users install them: the wheel and the npm tarball that scripts/dist.sh built.
 if [ -z "${LOOPGUARD_WHEEL:-}" ]; then
     for wheel in "$ROOT"/dist/loopguard-*.whl; do [ -f "$wheel" ] && export LOOPGUARD_WHEEL="$wheel"; done
+fi
+if [ -z "${LOOPGUARD_NPM_TGZ:-}" ]; then
+    for tgz in "$ROOT"/dist/loopguard-[0-9]*.tgz; do [ -f "$tgz" ] && export LOOPGUARD_NPM_TGZ="$tgz"; done
 fi
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
