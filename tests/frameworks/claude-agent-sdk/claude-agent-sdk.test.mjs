@@ -17,7 +17,6 @@ const CLAUDE = process.env.CLAUDE_CODE_EXECUTABLE
 // The policy names the tool as Claude Code does: the SDK MCP server's `mcp__t__poll`.
 const BLOCK = 'loopguard: mcp__t__poll returned the same result 3 times in a row for this same call; blocked.';
 const WARN = 'loopguard: mcp__t__poll returned the same result 2 times in a row';
-const END = 'loopguard: mcp__t__poll was blocked 3 times and sent again each time; ending the run.';
 const POLL = { tool: 'poll', args: { job: 'build-7' } };
 const denied = (text) => `PreToolUse:mcp__t__poll hook error: ${text}`;
 
@@ -114,7 +113,8 @@ test('the recommended ladder ends the run at the sixth call', async () => {
   assert.equal(Math.max(...requests.map((r) => r.turn)), 5, 'no request after the sixth call');
   assert.ok(requests.at(-1).results[0].text.startsWith(denied(BLOCK)));
   assert.deepEqual(ran, Array(3).fill(['poll', 'build-7']));
-  assert.notEqual(result?.result, 'never');
+  assert.equal(result.terminal_reason, 'hook_stopped');
+  assert.notEqual(result.result, 'never');
 });
 
 test('a broken config is reported at construction with its path', () => {
