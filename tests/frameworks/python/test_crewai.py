@@ -10,6 +10,7 @@ import pytest
 from crewai import LLM, Agent, Crew, Task
 from crewai.llms.base_llm import LLMCallBlockedError
 from crewai.tools import tool
+from crewai.tools.tool_failure import ToolExecutionFailedError
 
 from loopguard import LoopGuardError
 from loopguard.crewai import LoopGuardHooks
@@ -113,3 +114,14 @@ def test_a_broken_config_is_reported_at_construction_with_its_path():
     with pytest.raises(LoopGuardError) as e:
         LoopGuardHooks({"loopguard": {"preset": "loud"}})
     assert e.value.path == "loopguard.preset"
+
+
+def test_a_model_that_keeps_polling_meets_crewais_own_repeat_stop_at_the_fifth_refusal(scenario):
+    """The default never ends a run; CrewAI's own stop (the same tool, arguments and result five
+    times in a run) ends it: five refusals of the same call carry the same text."""
+    scenario.script([[POLL]] * 12, final="never")
+    with pytest.raises(ToolExecutionFailedError, match="same arguments 5 times"):
+        run(scenario, LoopGuardHooks())
+    texts = results(scenario)
+    assert texts[:3] == ["status: running"] * 3 and len(texts) == 7
+    assert all(t.startswith(BLOCK) for t in texts[3:])
