@@ -179,6 +179,6 @@ class LoopGuardMiddleware(AgentMiddleware):
         return _default_session(config, state)
 
 
-def _cap(table: OrderedDict) -> None:
+def _cap(table: OrderedDict[Any, Any]) -> None:
     while len(table) > MAX_PENDING:
         table.popitem(last=False)

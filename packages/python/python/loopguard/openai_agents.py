@@ -36,7 +36,7 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Mapping, Optional, TypeVar, Union, cast
 
 try:
     from agents import Agent, FunctionTool, RunConfig, ToolGuardrailFunctionOutput
@@ -64,12 +64,13 @@ class LoopGuardGuardrail:
         broken config raises LoopGuardError here, naming its path."""
         self.gate = ToolGate(config, guard=guard)
         self._session = session
-        self._runs: OrderedDict[int, tuple[weakref.ref, str]] = OrderedDict()
+        self._runs: OrderedDict[int, tuple[weakref.ref[RunConfig], str]] = OrderedDict()
         self._tickets: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._notes: OrderedDict[str, list[str]] = OrderedDict()
         self._lock = threading.Lock()
-        self.input_guardrail = ToolInputGuardrail(guardrail_function=self._check, name="loopguard")
-        self.output_guardrail = ToolOutputGuardrail(guardrail_function=self._record, name="loopguard")
+        self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=self._check, name="loopguard")
+        self.output_guardrail: ToolOutputGuardrail[Any] = ToolOutputGuardrail(guardrail_function=self._record,
+                                                                             name="loopguard")
 
     def protect(self, agent: A) -> A:
         """Puts the guardrails on every function tool of ``agent`` and of the agents it hands off
@@ -110,7 +111,7 @@ class LoopGuardGuardrail:
             if then is None:
                 return data.model_data
             out = then(data)
-            return await out if inspect.isawaitable(out) else out
+            return cast(ModelInputData, await out if inspect.isawaitable(out) else out)
         return hand_notes
 
     # -- the guardrails --
@@ -164,7 +165,7 @@ class LoopGuardGuardrail:
             return entry[1]
 
 
-def _with(guardrails: Optional[list], guardrail: Any) -> list:
+def _with(guardrails: Optional[list[Any]], guardrail: Any) -> list[Any]:
     return list(guardrails or []) if guardrail in (guardrails or []) else [*(guardrails or []), guardrail]
 
 
@@ -183,11 +184,11 @@ def _jsonable(value: Any) -> Any:
         return str(value)
 
 
-def _put(table: OrderedDict, key: Any, value: Any) -> None:
+def _put(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     table[key] = value
     _cap(table)
 
 
-def _cap(table: OrderedDict) -> None:
+def _cap(table: OrderedDict[Any, Any]) -> None:
     while len(table) > MAX_PENDING:
         table.popitem(last=False)
