@@ -1,6 +1,7 @@
 """loopguard.langchain with LangChain 1.5 / LangGraph 1.2 against the scripted model: what the
 model receives when an agent loops, warns, runs clean, calls tools in parallel, is ended, or is
 misconfigured; and the same middleware as a bare LangGraph ToolNode's wrap_tool_call."""
+import asyncio
 import threading
 
 import pytest
@@ -99,6 +100,18 @@ def test_the_run_ends_at_the_ladders_end_and_the_model_gets_no_further_request(s
     assert requests[-1]["results"][0]["text"].startswith(BLOCK)
     assert out["messages"][-1].content.startswith(END_TEXT)
     assert tools.polls == 3
+
+
+def test_an_async_run_gets_the_same_block_note_and_end(scenario):
+    scenario.script([[POLL]] * 9, final="finished")
+    tools = Tools()
+    model = ChatOpenAI(model="scripted", base_url=scenario.openai_base, api_key="test-key", max_retries=0, timeout=20)
+    agent = create_agent(model, tools.all, middleware=[LoopGuardMiddleware({"loopguard": {"preset": "recommended"}})])
+    asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": "Wait for job j1."}]},
+                              {"configurable": {"thread_id": "async"}, "recursion_limit": 60}))
+    assert notes_seen(scenario, NOTE) == [3]
+    assert [t.startswith(BLOCK) for _, t, _ in scenario.results()] == [False] * 3 + [True] * 2
+    assert len(scenario.requests()) == 6 and tools.polls == 3
 
 
 def test_a_broken_config_is_reported_at_construction_with_its_path():
