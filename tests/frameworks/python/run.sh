@@ -5,7 +5,8 @@
 # with "-" as "_"; without NAMEs, every lock that has a test file. For each: venv.sh makes
 # .venv/fw/NAME, loopguard goes in (the wheel $LOOPGUARD_WHEEL where set, as CI does; else
 # PYTHONPATH, default packages/python/python with its built native module), then pytest runs
-# with that venv's python. One line per framework with its time; exit 1 if any failed.
+# with that venv's python. One line per framework with its time, then the tests' total
+# ("frameworks: N passed, N failed"); exit 1 if any framework failed.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -25,9 +26,11 @@ if [ -z "${LOOPGUARD_WHEEL:-}" ]; then
 fi
 
 failed=()
+total_passed=0
+total_failed=0
 for name in "${names[@]}"; do
   test_file="$here/test_${name//-/_}.py"
-  [ -f "$test_file" ] || { echo "run.sh: $test_file: no such test file" >&2; failed+=("$name"); continue; }
+  [ -f "$test_file" ] || { echo "run.sh: $test_file: no such test file" >&2; failed+=("$name"); total_failed=$((total_failed + 1)); continue; }
   log="$(mktemp)"
   start=$SECONDS
   venv="$root/.venv/fw/$name"
@@ -42,6 +45,10 @@ for name in "${names[@]}"; do
     "$venv/bin/python" -m pytest -q -o faulthandler_timeout=120 -p no:cacheprovider "$test_file" >>"$log" 2>&1 \
       || status=$?
   fi
+  summary="$(tail -n 1 "$log")"
+  for n in $(grep -oE '[0-9]+ passed' <<<"$summary" | cut -d' ' -f1); do total_passed=$((total_passed + n)); done
+  for n in $(grep -oE '[0-9]+ (failed|errors?)' <<<"$summary" | cut -d' ' -f1); do total_failed=$((total_failed + n)); done
+  [ $status -eq 0 ] || [ -n "$(grep -oE '[0-9]+ (failed|errors?)' <<<"$summary")" ] || total_failed=$((total_failed + 1))
   if [ $status -eq 0 ]; then
     echo "frameworks/python: $name passed ($(tail -n 1 "$log" | sed 's/=//g; s/^ *//; s/ *$//'); setup ${setup} s, total $((SECONDS - start)) s)"
   else
@@ -51,4 +58,5 @@ for name in "${names[@]}"; do
   fi
   rm -f "$log"
 done
+echo "frameworks: $total_passed passed, $total_failed failed"
 [ ${#failed[@]} -eq 0 ] || { echo "frameworks/python: failed: ${failed[*]}"; exit 1; }
