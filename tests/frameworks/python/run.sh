@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python framework adapters' tests, each with its real framework in its own venv:
 #   bash tests/frameworks/python/run.sh [NAME…]
-# NAME is a lock's name (tests/frameworks/python/NAME.lock) and its test file is test_NAME.py
-# with "-" as "_"; without NAMEs, every lock that has a test file. For each: venv.sh makes
+# NAME is a lock's name (tests/frameworks/python/NAME.lock) and its test file is test_NAME.py;
+# without NAMEs, every lock that has a test file. For each: venv.sh makes
 # .venv/fw/NAME, loopguard goes in (the wheel $LOOPGUARD_WHEEL where set, as CI does; else
 # PYTHONPATH, default packages/python/python with its built native module), then pytest runs
 # with that venv's python. One line per framework with its time, then the tests' total
@@ -16,7 +16,7 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for lock in "$here"/*.lock; do
     name="$(basename "$lock" .lock)"
-    [ -f "$here/test_${name//-/_}.py" ] && names+=("$name")
+    [ -f "$here/test_$name.py" ] && names+=("$name")
   done
 fi
 [ ${#names[@]} -gt 0 ] || { echo "run.sh: no framework to test" >&2; exit 2; }
@@ -29,7 +29,7 @@ failed=()
 total_passed=0
 total_failed=0
 for name in "${names[@]}"; do
-  test_file="$here/test_${name//-/_}.py"
+  test_file="$here/test_$name.py"
   [ -f "$test_file" ] || { echo "run.sh: $test_file: no such test file" >&2; failed+=("$name"); total_failed=$((total_failed + 1)); continue; }
   log="$(mktemp)"
   start=$SECONDS
