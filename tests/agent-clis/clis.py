@@ -4,6 +4,7 @@ plugin installed with the CLI's own plugin commands, a scripted fake model on 12
 
 import json
 import re
+import shutil
 import os
 import subprocess
 import threading
@@ -251,3 +252,73 @@ class Gemini(Cli):
 
     def command(self, prompt, args):
         return [str(CLIS / "gemini"), "-p", prompt, "--approval-mode", "yolo", *args]
+
+
+PLUGINS_SRC = ROOT / "packages"
+NODE_PACKAGE = ROOT / "packages" / "node"
+
+
+def npm_install_seed(folder: Path, name: str, source: Path):
+    """`folder/node_modules` as `npm install NAME` leaves it, without the registry: the plugin's
+    files copied in, `loopguard` linked to packages/node (its own dependencies resolve from
+    there), and package.json/package-lock.json listing NAME, so that a CLI that checks the install
+    (OpenCode's Npm.install) finds nothing to do."""
+    nm = folder / "node_modules"
+    nm.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, nm / name, ignore=shutil.ignore_patterns("node_modules"), dirs_exist_ok=True)
+    if not (nm / "loopguard").exists():
+        (nm / "loopguard").symlink_to(NODE_PACKAGE)
+    deps = {name: "*"}
+    (folder / "package.json").write_text(json.dumps({"dependencies": deps}))
+    (folder / "package-lock.json").write_text(json.dumps({"lockfileVersion": 3, "packages": {"": {"dependencies": deps}}}))
+
+
+class OpenCode(Cli):
+    """OpenCode 1.18.33 with loopguard's plugin as its users install it: `opencode.json`
+    `{"plugin": ["opencode-loopguard"]}`. OpenCode installs an npm plugin into
+    ~/.cache/opencode/packages/<spec>@latest; the test seeds that folder as the install leaves it
+    (the tests are offline). It also runs `npm install @opencode-ai/plugin` in every config folder
+    at every start unless that folder's lockfile lists it (offline: a ~70 s retry): seeded too."""
+
+    api = "chat"
+    name = "opencode"
+
+    def own_env(self):
+        h = self.home
+        return {
+            "XDG_CONFIG_HOME": str(h / ".config"), "XDG_DATA_HOME": str(h / ".local" / "share"),
+            "XDG_CACHE_HOME": str(h / ".cache"), "XDG_STATE_HOME": str(h / ".local" / "state"),
+            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+            "FAKE_BASE_URL": f"http://127.0.0.1:{self.port}/v1",
+        }
+
+    def install(self, plugin_options=None):
+        config_dir = self.home / ".config" / "opencode"
+        config_dir.mkdir(parents=True, exist_ok=True)
+        (config_dir / "package.json").write_text(json.dumps({"dependencies": {"@opencode-ai/plugin": "1.18.33"}}))
+        (config_dir / "package-lock.json").write_text(json.dumps(
+            {"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "1.18.33"}}}}))
+        (config_dir / "node_modules").symlink_to(HERE / "node_modules")
+        npm_install_seed(self.home / ".cache" / "opencode" / "packages" / "opencode-loopguard@latest",
+                         "opencode-loopguard", PLUGINS_SRC / "opencode-plugin")
+        entry = "opencode-loopguard" if plugin_options is None else ["opencode-loopguard", plugin_options]
+        (self.proj / "opencode.json").write_text(json.dumps({**OPENCODE_CONFIG, "plugin": [entry]}))
+        return self
+
+    def command(self, prompt, args):
+        return [str(CLIS / "opencode"), "run", "--print-logs", "--log-level", "INFO", *args, prompt]
+
+
+OPENCODE_CONFIG = {
+    "$schema": "https://opencode.ai/config.json",
+    "provider": {"fake": {
+        "npm": "@ai-sdk/openai-compatible", "name": "Fake",
+        "options": {"baseURL": "{env:FAKE_BASE_URL}", "apiKey": "sk-fake"},
+        "models": {"fake-model": {"name": "Fake model", "tool_call": True}},
+    }},
+    "model": "fake/fake-model", "small_model": "fake/fake-model",
+    "autoupdate": False, "share": "disabled",
+    "permission": {"bash": "allow", "edit": "allow", "read": "allow"},
+}
