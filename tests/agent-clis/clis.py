@@ -258,6 +258,16 @@ PLUGINS_SRC = ROOT / "packages"
 NODE_PACKAGE = ROOT / "packages" / "node"
 
 
+def node_replay(config: Path, trace: Path) -> str:
+    """The `loopguard` npm package's `replay` (byte for byte what `loopguard replay` prints) of
+    packages/node: the policy the in-process plugins run."""
+    script = ("const [c, t] = process.argv.slice(1); const fs = await import('node:fs');"
+              f"const {{ replay }} = await import({json.dumps(str(NODE_PACKAGE / 'index.js'))});"
+              "process.stdout.write(replay(fs.readFileSync(c, 'utf8'), fs.readFileSync(t, 'utf8')));")
+    return subprocess.run([f"{NODE_BIN}/node", "--input-type=module", "-e", script, str(config), str(trace)],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def npm_install_seed(folder: Path, name: str, source: Path):
     """`folder/node_modules` as `npm install NAME` leaves it, without the registry: the plugin's
     files copied in, `loopguard` linked to packages/node (its own dependencies resolve from
@@ -322,3 +332,65 @@ OPENCODE_CONFIG = {
     "autoupdate": False, "share": "disabled",
     "permission": {"bash": "allow", "edit": "allow", "read": "allow"},
 }
+
+
+def install_cline_plugin(template: Path) -> Path:
+    """`cline plugin install <folder>` of packages/cline-plugin, as a user runs it, into the HOME
+    `template` (copied into each test's HOME by Cline.install). Offline: a copy of the package
+    whose `loopguard` dependency is packages/node (`file:`), so npm needs no registry."""
+    pkg = template.parent / "cline-loopguard"
+    shutil.copytree(PLUGINS_SRC / "cline-plugin", pkg, ignore=shutil.ignore_patterns("node_modules"), dirs_exist_ok=True)
+    manifest = json.loads((pkg / "package.json").read_text())
+    manifest["dependencies"]["loopguard"] = f"file:{NODE_PACKAGE}"
+    (pkg / "package.json").write_text(json.dumps(manifest))
+    env = {**ENV_BASE, "HOME": str(template)}
+    p = run([str(CLIS / "cline"), "plugin", "install", str(pkg), "--json"], env, template, timeout=180)
+    assert p.returncode == 0, f"cline plugin install: {p.stdout}\n{p.stderr}"
+    return template
+
+
+class Cline(Cli):
+    """Cline's CLI 3.0.65 with loopguard's plugin (`cline plugin install`, done once per test run
+    into a template HOME, then copied). The provider (`cline auth -p openai -b URL`) is written as
+    `cline auth` writes it, with this run's port. Each run leaves a hub daemon
+    (`cline --cline-hub-daemon`) behind: stopped by the PID in its discovery record."""
+
+    api = "chat"
+    name = "cline"
+
+    def install(self, template: Path):
+        shutil.copytree(template / ".cline", self.home / ".cline", dirs_exist_ok=True)
+        return self
+
+    def prepare(self):
+        settings = self.home / ".cline" / "data" / "settings"
+        settings.mkdir(parents=True, exist_ok=True)
+        (settings / "providers.json").write_text(json.dumps({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {}, "providers": {
+            "openai-compatible": {"settings": {"provider": "openai-compatible", "apiKey": "sk-fake", "model": "fake-model",
+                                               "baseUrl": f"http://127.0.0.1:{self.port}/v1"},
+                                  "updatedAt": "2026-12-07T00:00:00.000Z", "tokenSource": "manual"}}}, indent=2))
+
+    def session(self, *a, **kw):
+        try:
+            return super().session(*a, **kw)
+        finally:
+            self.stop_hub()
+
+    def stop_hub(self):
+        """Stops the hub daemon this HOME's runs started (by its PID, checked to be one)."""
+        record = self.home / ".cline" / "data" / "locks" / "hub" / "production.json"
+        end = time.monotonic() + 5
+        while not record.exists() and time.monotonic() < end:
+            time.sleep(0.2)
+        if not record.exists():
+            return
+        pid = json.loads(record.read_text()).get("pid")
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"--cline-hub-daemon" in cmdline and str(self.home).encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                os.kill(pid, 15)
+        except (OSError, TypeError):
+            pass
+
+    def command(self, prompt, args):
+        return [str(CLIS / "cline"), "--json", *args, prompt]

@@ -22,6 +22,12 @@ def deny_text(message):
     return message
 
 
+@pytest.fixture(autouse=True)
+def replay_on_the_plugins_policy(monkeypatch):
+    """The replay runs the policy the plugin runs: the npm package's (packages/node)."""
+    monkeypatch.setattr(sc, "run_replay", clis.node_replay)
+
+
 @pytest.fixture
 def opencode(tmp_path):
     assert (clis.CLIS / "opencode").exists(), "the CLIs are missing: . scripts/setup-agent-clis.sh"
