@@ -22,7 +22,8 @@
 // agent-facing hosts' default document fills in what it does not say. `LOOPGUARD_FAIL_MODE`:
 // `open` (default: a broken config is reported once on stderr and the calls run unguarded) or
 // `closed` (every call is refused with the reason). `createLoopGuardPlugin(options)` takes the
-// same as options (`config`, `configFile`, `failMode`) for hosts embedding Cline's SDK.
+// same as options (`config`, `configFile`, `failMode`; or `guard`: a LoopGuard to share) for
+// hosts embedding Cline's SDK.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -48,7 +49,7 @@ function openGate(ToolGate, options, env) {
   try {
     let config = options.config;
     if (config === undefined && file) config = fs.readFileSync(file, 'utf8');
-    return { gate: new ToolGate({ config: config ?? {} }) };
+    return { gate: new ToolGate(options.guard ? { guard: options.guard } : { config: config ?? {} }) };
   } catch (e) {
     return { reason: `loopguard: invalid config ${where ?? '(none)'}: ${e?.message ?? e}` };
   }

@@ -17,9 +17,9 @@
 //
 // Options (opencode.json `["opencode-loopguard", {…}]`): `config` (an object or JSON text),
 // else `configFile` / `LOOPGUARD_CONFIG` (a JSON file); the agent-facing hosts' default
-// document fills in what it does not say. `failMode` / `LOOPGUARD_FAIL_MODE`: `open` (default:
-// a broken config is reported once on stderr and the calls run unguarded) or `closed` (every
-// call is refused with the reason).
+// document fills in what it does not say. From code, `guard`: a LoopGuard to share.
+// `failMode` / `LOOPGUARD_FAIL_MODE`: `open` (default: a broken config is reported once on
+// stderr and the calls run unguarded) or `closed` (every call is refused with the reason).
 import fs from 'node:fs';
 import { ToolGate } from 'loopguard';
 
@@ -37,7 +37,7 @@ export function openGate(options = {}, env = process.env) {
   try {
     let config = options.config;
     if (config === undefined && file) config = fs.readFileSync(file, 'utf8');
-    return { gate: new ToolGate({ config: config ?? {} }) };
+    return { gate: new ToolGate(options.guard ? { guard: options.guard } : { config: config ?? {} }) };
   } catch (e) {
     return { reason: `loopguard: invalid config ${where ?? '(none)'}: ${e?.message ?? e}` };
   }
