@@ -129,10 +129,14 @@ export async function createLoopGuardPlugin(options = {}, env = process.env) {
   return plugin;
 }
 
-// The plugin Cline loads: its gate is made at the first call.
-let plugin;
-const loaded = () => (plugin ??= createLoopGuardPlugin());
-export default {
+// The plugin Cline loads: its gate is made at the first call. Also exported by name, for a
+// plugin file in ~/.cline/plugins that re-exports it as its default (Cline loads plugin files
+// through jiti, which does not pass a re-exported default through as is; docs/agent-clis/cline.md).
+// Cline's sandbox also scans a plugin's text for import specifiers, comments included: none here
+// may name a package that is not installed.
+let made;
+const loaded = () => (made ??= createLoopGuardPlugin());
+export const plugin = {
   name: 'loopguard',
   manifest: { capabilities: ['hooks'] },
   hooks: {
@@ -140,3 +144,4 @@ export default {
     afterTool: async (context) => (await loaded()).hooks.afterTool?.(context),
   },
 };
+export default plugin;

@@ -258,6 +258,14 @@ PLUGINS_SRC = ROOT / "packages"
 NODE_PACKAGE = ROOT / "packages" / "node"
 
 
+def node_package():
+    """packages/node, built (its policy in generated/) and with its dependencies: what the
+    in-process plugins import as `loopguard`."""
+    assert (NODE_PACKAGE / "generated" / "policy.json").exists() and (NODE_PACKAGE / "node_modules").exists(), \
+        "packages/node is not built: (cd packages/node && npm ci && npm run build)"
+    return NODE_PACKAGE
+
+
 def node_replay(config: Path, trace: Path) -> str:
     """The `loopguard` npm package's `replay` (byte for byte what `loopguard replay` prints) of
     packages/node: the policy the in-process plugins run."""
@@ -277,7 +285,7 @@ def npm_install_seed(folder: Path, name: str, source: Path):
     nm.mkdir(parents=True, exist_ok=True)
     shutil.copytree(source, nm / name, ignore=shutil.ignore_patterns("node_modules"), dirs_exist_ok=True)
     if not (nm / "loopguard").exists():
-        (nm / "loopguard").symlink_to(NODE_PACKAGE)
+        (nm / "loopguard").symlink_to(node_package())
     deps = {name: "*"}
     (folder / "package.json").write_text(json.dumps({"dependencies": deps}))
     (folder / "package-lock.json").write_text(json.dumps({"lockfileVersion": 3, "packages": {"": {"dependencies": deps}}}))
@@ -341,7 +349,7 @@ def install_cline_plugin(template: Path) -> Path:
     pkg = template.parent / "cline-loopguard"
     shutil.copytree(PLUGINS_SRC / "cline-plugin", pkg, ignore=shutil.ignore_patterns("node_modules"), dirs_exist_ok=True)
     manifest = json.loads((pkg / "package.json").read_text())
-    manifest["dependencies"]["loopguard"] = f"file:{NODE_PACKAGE}"
+    manifest["dependencies"]["loopguard"] = f"file:{node_package()}"
     (pkg / "package.json").write_text(json.dumps(manifest))
     env = {**ENV_BASE, "HOME": str(template)}
     p = run([str(CLIS / "cline"), "plugin", "install", str(pkg), "--json"], env, template, timeout=180)
@@ -353,7 +361,7 @@ class Cline(Cli):
     """Cline's CLI 3.0.65 with loopguard's plugin (`cline plugin install`, done once per test run
     into a template HOME, then copied). The provider (`cline auth -p openai -b URL`) is written as
     `cline auth` writes it, with this run's port. Each run leaves a hub daemon
-    (`cline --cline-hub-daemon`) behind: stopped by the PID in its discovery record."""
+    (`cline --cline-hub-daemon`) behind: stopped by its PID (the process with this HOME)."""
 
     api = "chat"
     name = "cline"
@@ -377,20 +385,22 @@ class Cline(Cli):
             self.stop_hub()
 
     def stop_hub(self):
-        """Stops the hub daemon this HOME's runs started (by its PID, checked to be one)."""
-        record = self.home / ".cline" / "data" / "locks" / "hub" / "production.json"
-        end = time.monotonic() + 5
-        while not record.exists() and time.monotonic() < end:
-            time.sleep(0.2)
-        if not record.exists():
-            return
-        pid = json.loads(record.read_text()).get("pid")
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"--cline-hub-daemon" in cmdline and str(self.home).encode() in Path(f"/proc/{pid}/environ").read_bytes():
-                os.kill(pid, 15)
-        except (OSError, TypeError):
-            pass
+        """Stops the hub daemons this HOME's runs started: the processes whose command line is
+        `cline --cline-hub-daemon` and whose HOME is this test's (a fresh folder), by PID. The CLI
+        spawns the hub before it exits; looked for twice, a second apart."""
+        for attempt in range(2):
+            for proc in Path("/proc").iterdir():
+                if not proc.name.isdigit():
+                    continue
+                try:
+                    if b"--cline-hub-daemon" not in (proc / "cmdline").read_bytes():
+                        continue
+                    if f"HOME={self.home}".encode() not in (proc / "environ").read_bytes().split(b"\0"):
+                        continue
+                    os.kill(int(proc.name), 15)
+                except OSError:
+                    pass
+            time.sleep(1)
 
     def command(self, prompt, args):
         return [str(CLIS / "cline"), "--json", *args, prompt]
