@@ -9,7 +9,7 @@
 #   dist/loopguard-<v>.tgz              npm `loopguard` (the policy prebuilt and transpiled inside)
 #   dist/loopguard-<v>-*.whl, .tar.gz   PyPI `loopguard` wheel (manylinux, abi3) and sdist
 #   dist/openclaw-loopguard-<v>.tgz     the OpenClaw plugin (npm `loopguard` bundled inside)
-#   dist/agent-plugins/                 Claude Code, Codex and Gemini CLI plugins (dist/loopguard inside)
+#   dist/agent-plugins/                 Claude Code, Codex, Gemini CLI plugins and Copilot CLI hooks (dist/loopguard inside)
 #   dist/loopguard-{policy,transcripts,host,cli}-<v>.crate   the Rust crates (library, CLI)
 #
 # Installs what it needs first (scripts/setup.sh). Native artifacts use the `dist` profile.

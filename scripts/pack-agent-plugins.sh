@@ -6,6 +6,7 @@
 #   OUT/claude-code-plugin/   a Claude Code marketplace (`claude plugin marketplace add OUT/claude-code-plugin`)
 #   OUT/codex-plugin/         a Codex marketplace (`codex plugin marketplace add OUT/codex-plugin`)
 #   OUT/gemini-extension/     a Gemini CLI extension (`gemini extensions install OUT/gemini-extension`)
+#   OUT/copilot-hooks/        Copilot CLI command hooks (`bash OUT/copilot-hooks/install.sh`)
 #
 # Why the binary rides inside: each CLI runs a hook as a fresh process per tool call, so the
 # hook's start-up is paid on every call; the native CLI starts and answers in a few milliseconds
@@ -18,11 +19,11 @@ OUT="${1:?usage: pack-agent-plugins.sh OUT LOOPGUARD_BINARY}"
 BIN="${2:?usage: pack-agent-plugins.sh OUT LOOPGUARD_BINARY}"
 [ -x "$BIN" ] || { echo "pack-agent-plugins: $BIN is not an executable" >&2; exit 1; }
 mkdir -p "$OUT"
-for pkg in claude-code-plugin codex-plugin gemini-extension; do
+for pkg in claude-code-plugin codex-plugin gemini-extension copilot-hooks; do
     rm -rf "${OUT:?}/$pkg"
     cp -R "$ROOT/packages/$pkg" "$OUT/$pkg"
 done
-for plugin_root in "$OUT/claude-code-plugin/plugin" "$OUT/codex-plugin/plugins/loopguard" "$OUT/gemini-extension"; do
+for plugin_root in "$OUT/claude-code-plugin/plugin" "$OUT/codex-plugin/plugins/loopguard" "$OUT/gemini-extension" "$OUT/copilot-hooks"; do
     mkdir -p "$plugin_root/bin"
     cp "$BIN" "$plugin_root/bin/loopguard"
     chmod 755 "$plugin_root/bin/loopguard"

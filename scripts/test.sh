@@ -25,6 +25,28 @@ cd "$ROOT"
 . "$ROOT/scripts/setup.sh"
 echo "test: ($SECONDS s: setup)" >&2
 export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
+# The real software of the end-to-end suites (several GB from npm and PyPI) installs while Rust
+# builds; `real_software` waits for it before the first suite that needs it.
+REAL_LOG="$ROOT/.venv/setup-real-software.log"
+setsid bash "$ROOT/scripts/setup-real-software.sh" > "$REAL_LOG" 2>&1 &
+REAL_SETUP=$!
+real_software() {
+    while kill -0 "$REAL_SETUP" 2>/dev/null; do
+        if [ $((SECONDS - STAGE_START)) -ge "$STAGE_LIMIT" ]; then
+            kill -- "-$REAL_SETUP" 2>/dev/null || kill "$REAL_SETUP" 2>/dev/null || true
+            cat "$REAL_LOG" >&2
+            echo "test.sh: stage \"$STAGE\" passed its time limit of $STAGE_LIMIT s" >&2
+            exit 1
+        fi
+        sleep 2
+    done
+    if ! wait "$REAL_SETUP"; then
+        cat "$REAL_LOG" >&2
+        echo "test.sh: scripts/setup-real-software.sh failed (its log is above)" >&2
+        exit 1
+    fi
+    grep '^setup-real-software:' "$REAL_LOG" >&2 || true
+}
 # `stage NAME SECONDS` starts a stage; `run CMD…` runs one of its commands in the time the stage
 # has left. `timeout` puts the command in a process group of its own and ends all of it (the
 # servers and workers a test started too); that group does not get the terminal's Ctrl-C (nor a
@@ -83,6 +105,9 @@ run bash "$ROOT/tests/install/run.sh" "$ROOT/dist"
 stage "the hostile test policy (scripts/build-hostile-policy.sh)" 900
 run bash scripts/build-hostile-policy.sh
 
+stage "the real software of the end-to-end suites (scripts/setup-real-software.sh, started after setup)" 1800
+real_software
+
 stage "packages/node: node --test (Node 22, then Node 24)" 900
 # the example gateway imports `loopguard` by name, as a user's would (replay.test.mjs runs it)
 # shellcheck source=node22.sh
@@ -121,6 +146,9 @@ NODE="$NODE24_BIN/node" run bash tests/store-conformance/run.sh
 
 stage "Claude Code, Codex and Gemini CLI with loopguard's plugins (tests/agent-clis/run.sh)" 1800
 run bash tests/agent-clis/run.sh -o faulthandler_timeout=300
+
+stage "the framework adapters with the real frameworks (tests/frameworks/run.sh)" 900
+run bash tests/frameworks/run.sh
 
 stage "end to end in the real OpenClaw gateway (tests/e2e/run.sh)" 1800
 run bash tests/e2e/run.sh

@@ -62,8 +62,9 @@ pub enum Command {
         after_help = AFTER
     )]
     Transcripts(crate::transcripts::command::TranscriptsArgs),
-    /// Serve one hook event of Claude Code, Codex or Gemini CLI: the event on stdin, the answer
-    /// on stdout (see docs/AGENT-CLIS.md).
+    /// Serve one hook event of Claude Code, Codex, Gemini CLI or Copilot CLI: the event on
+    /// stdin, the answer on stdout (see docs/AGENT-CLIS.md). Copilot CLI's events do not name
+    /// themselves: `loopguard hook copilot preToolUse` (or `postToolUse`, `postToolUseFailure`).
     ///
     /// The policy, the config and the fail mode also come from LOOPGUARD_POLICY,
     /// LOOPGUARD_CONFIG and LOOPGUARD_FAIL_MODE=closed. Without a config the hook reads
@@ -72,7 +73,7 @@ pub enum Command {
     /// `loopguard.preset: "off"`). --fail-closed: when the hook fails, deny the tool call instead
     /// of letting it run.
     #[command(
-        override_usage = "loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]"
+        override_usage = "loopguard hook <claude-code|codex|gemini|copilot> [EVENT] [--state-dir DIR] [--config FILE] [OPTIONS]"
     )]
     Hook(crate::hook::HookArgs),
     /// Run an MCP server behind the loop guard: stdio (`-- <server command…>`) or streamable

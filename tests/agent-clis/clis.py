@@ -404,3 +404,46 @@ class Cline(Cli):
 
     def command(self, prompt, args):
         return [str(CLIS / "cline"), "--json", *args, prompt]
+class Copilot(Cli):
+    """GitHub Copilot CLI 1.0.102 with BYOK against the fake model (COPILOT_OFFLINE: no GitHub
+    sign-in, no telemetry); loopguard's hooks installed by the packed `copilot-hooks/install.sh`
+    into ~/.copilot/settings.json."""
+
+    api = "chat"
+    name = "copilot"
+    # The native runtime the npm package unpacks on first start (~235 MB): one copy for every
+    # test, not one per HOME.
+    CACHE = HERE / "node_modules" / ".copilot-cache"
+
+    def own_env(self):
+        return {"COPILOT_OFFLINE": "1", "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{self.port}/v1",
+                "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": "dummy", "COPILOT_MODEL": "fake",
+                "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_CACHE_HOME": str(self.CACHE)}
+
+    def install(self):
+        p = run(["bash", str(self.plugins / "copilot-hooks" / "install.sh")], self.env(), self.proj)
+        assert p.returncode == 0, f"install.sh: {p.stdout}\n{p.stderr}"
+        subprocess.run(["git", "init", "-q"], cwd=self.proj, check=True)
+        return self
+
+    def command(self, prompt, args):
+        return [str(CLIS / "copilot"), "-p", prompt, "--allow-all-tools", *args]
+
+
+class Qwen(Cli):
+    """Qwen Code 0.24.4 with loopguard's Claude Code plugin, installed with `qwen extensions
+    install` (Qwen Code runs a Claude Code plugin's hooks, in Claude Code's protocol)."""
+
+    api = "chat"
+    name = "qwen"
+
+    def own_env(self):
+        return {"OPENAI_BASE_URL": f"http://127.0.0.1:{self.port}/v1", "OPENAI_API_KEY": "dummy",
+                "OPENAI_MODEL": "fake", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+
+    def install(self):
+        self.cli("extensions", "install", str(self.plugins / "claude-code-plugin" / "plugin"), "--consent")
+        return self
+
+    def command(self, prompt, args):
+        return [str(CLIS / "qwen"), "-p", prompt, "--auth-type", "openai", "--approval-mode", "yolo", *args]

@@ -1,6 +1,7 @@
 // A scripted model on 127.0.0.1 for the agent CLIs: Anthropic Messages (Claude Code), OpenAI
-// Responses (Codex), Gemini generateContent (Gemini CLI), OpenAI Chat Completions (OpenCode and
-// Cline: `chat`, the shell tool `bash` or `run_commands`, whichever the request offers). It asks for shell commands turn
+// Responses (Codex), Gemini generateContent (Gemini CLI), OpenAI Chat Completions (`chat`: Copilot
+// CLI, Qwen Code, OpenCode and Cline, whose shell tools are `bash`, `run_shell_command` and
+// `run_commands`, whichever the request offers). It asks for shell commands turn
 // after turn and logs, for every request of the main conversation, the tool results the model
 // received, so that the tests assert on what the model saw.
 //
@@ -105,46 +106,45 @@ function openaiSend(res, items) {
   res.end();
 }
 
-// --- OpenAI Chat Completions ----------------------------------------------------------------
-// The shell tool each CLI offers, and its input from a command: OpenCode's `bash`, Cline's
-// `run_commands`.
+// --- OpenAI Chat Completions ---------------------------------------------------------------
+// Each CLI's shell tool and its input from a command: Copilot CLI's and OpenCode's `bash`, Qwen
+// Code's `run_shell_command`, Cline's `run_commands`.
 const CHAT_SHELLS = {
   bash: (command, description) => ({ command, description }),
+  run_shell_command: (command, description) => ({ command, description }),
   run_commands: (command) => ({ commands: [command] }),
 };
 function chat(body, res) {
   const names = (body.tools || []).map((t) => t.function?.name ?? t.name);
-  const shell = Object.keys(CHAT_SHELLS).find((n) => names.includes(n));
-  if (!shell) return { side: true, send: () => chatSend(res, body, { content: 'ok' }) };
+  const shellName = Object.keys(CHAT_SHELLS).find((s) => names.includes(s));
+  if (!shellName) return { side: true, send: () => chatSend(res, body, { role: 'assistant', content: 'ok' }, 'stop') };
   const msgs = body.messages || [];
-  const calls = msgs.filter((m) => m.role === 'assistant').flatMap((m) => m.tool_calls || []);
-  const turns = Math.ceil(calls.length / PAR);
-  // The results of the last turn's calls.
-  const lastIds = new Set(calls.slice(-PAR).map((c) => c.id));
-  const results = msgs.filter((m) => m.role === 'tool' && lastIds.has(m.tool_call_id))
-    .map((m) => ({ id: m.tool_call_id, text: text(m.content), error: false }));
+  const turns = msgs.filter((m) => m.role === 'assistant' && m.tool_calls?.length).length;
+  const results = [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    if (msgs[i].role === 'tool') results.unshift({ id: msgs[i].tool_call_id, text: text(msgs[i].content ?? ''), error: false });
+    else if (results.length || msgs[i].role === 'assistant') break;
+  }
   let message;
   if (turns < TURNS) {
-    const [name, input] = callOf(turns + 1, shell, CHAT_SHELLS[shell]);
-    message = { tool_calls: Array.from({ length: PAR }, (_, index) => ({ index, id: `call_${RUN}_${String(++idNo).padStart(4, '0')}`, type: 'function', function: { name, arguments: JSON.stringify(input) } })) };
-  } else message = { content: FINAL };
-  return { turn: turns + 1, results, all: JSON.stringify(msgs), send: () => chatSend(res, body, message) };
+    const [name, input] = callOf(turns + 1, shellName, CHAT_SHELLS[shellName]);
+    const calls = Array.from({ length: PAR }, (_, index) => ({ index, id: `call_${RUN}_${String(++idNo).padStart(4, '0')}`, type: 'function', function: { name, arguments: JSON.stringify(input) } }));
+    message = { role: 'assistant', content: null, tool_calls: calls };
+  } else message = { role: 'assistant', content: FINAL };
+  return { turn: turns + 1, results, all: JSON.stringify(msgs), send: () => chatSend(res, body, message, turns < TURNS ? 'tool_calls' : 'stop') };
 }
-function chatSend(res, body, message) {
-  const id = `chatcmpl_${RUN}_${++idNo}`;
-  const finish = message.tool_calls ? 'tool_calls' : 'stop';
+function chatSend(res, body, message, finish) {
+  const base = { id: `chatcmpl_${RUN}_${++idNo}`, created: 0, model: body.model || 'fake' };
   const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
-  const head = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify({ ...head, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: message.content ?? null, tool_calls: message.tool_calls }, finish_reason: finish }], usage }));
+    return res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const ev = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ ...head, choices, ...extra })}\n\n`);
-  ev([{ index: 0, delta: { role: 'assistant', content: message.content ?? '' }, finish_reason: null }]);
-  if (message.tool_calls) ev([{ index: 0, delta: { tool_calls: message.tool_calls }, finish_reason: null }]);
-  ev([{ index: 0, delta: {}, finish_reason: finish }]);
-  ev([], { usage });
+  const chunk = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`);
+  chunk([{ index: 0, delta: message, finish_reason: null }]);
+  chunk([{ index: 0, delta: {}, finish_reason: finish }]);
+  if (body.stream_options?.include_usage) chunk([], { usage });
   res.write('data: [DONE]\n\n');
   res.end();
 }
@@ -193,8 +193,8 @@ const server = http.createServer((req, res) => {
     let plan = null;
     if (api === 'anthropic' && req.method === 'POST' && url.startsWith('/v1/messages') && !url.includes('count_tokens')) plan = anthropic(body, res);
     else if (api === 'openai' && req.method === 'POST' && url.includes('/responses')) plan = openai(body, res);
-    else if (api === 'gemini' && req.method === 'POST' && /\/models\/[^:/?]+:\w+/.test(url)) plan = gemini(body, res, url.match(/:(\w+)/)[1]);
     else if (api === 'chat' && req.method === 'POST' && url.includes('/chat/completions')) plan = chat(body, res);
+    else if (api === 'gemini' && req.method === 'POST' && /\/models\/[^:/?]+:\w+/.test(url)) plan = gemini(body, res, url.match(/:(\w+)/)[1]);
     if (!plan) {
       log({ n, url, kind: 'other' });
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -252,6 +252,34 @@ class GeminiShape(Shape):
         return re.sub(r"\s*<hook_context>.*?</hook_context>", "", output, flags=re.S), notes
 
 
+class CopilotShape(Shape):
+    """Copilot CLI's `bash`: the hook reads `textResultForLlm` without Copilot's own footer
+    `<shellId: N completed with exit code X>`; a non-zero X is a failure, `Exit code X` and the
+    output (cli/src/hook/copilot.rs). The hook's note rides in the result, after
+    `Tool "bash" succeeded. Additional guidance from postToolUse hooks:`."""
+
+    notes_in_result = True
+    NOTE = re.compile(r'\n\nTool "[^"]+" \w+\. Additional guidance from postToolUse hooks:\n(.*)$', re.S)
+
+    def fake_call(self, step):
+        assert step.command, "the Copilot sessions use the shell only (leaving(read=False))"
+        return {"command": step.command, "description": step.description}
+
+    def traced(self, step):
+        out = step.out.rstrip("\n")
+        args = {"command": step.command, "description": step.description}
+        if step.code:
+            return "bash", args, {"error": f"Exit code {step.code}" + (f"\n{out}" if out.strip() else "")}
+        return "bash", args, {"result": out}
+
+    def denial(self, message, step):
+        return f"Denied by preToolUse hook: {message}"
+
+    def shown(self, text):
+        note = self.NOTE.search(text)
+        return (text, []) if note is None else (text[:note.start()], [note.group(1)])
+
+
 def session(cli, shape: Shape, tmp_path: Path, steps, config=sc.DEFAULT, env=None):
     """Rehearses the steps, runs them in the CLI (one call per turn, then the final answer) and
     replays the same calls with the same outcomes under `config` (what the hook must read the

@@ -1,8 +1,8 @@
-//! `loopguard hook <claude-code|codex|gemini>`: the guard inside the coding agents' CLIs.
+//! `loopguard hook <claude-code|codex|gemini|copilot>`: the guard inside the coding agents' CLIs.
 //!
-//! Why a process per event: Claude Code, Codex and Gemini CLI call a hook as a command with one
-//! JSON event on stdin and read one JSON answer from stdout. This module reads the event in the
-//! CLI's protocol (`claude.rs`, `codex.rs`, `gemini.rs`), maps it onto the policy's calls on the
+//! Why a process per event: Claude Code, Codex, Gemini CLI and Copilot CLI call a hook as a
+//! command with one JSON event on stdin and read one JSON answer from stdout. This module reads
+//! the event in the CLI's protocol (`claude.rs`, `codex.rs`, `gemini.rs`, `copilot.rs`), maps it onto the policy's calls on the
 //! session's saved state (`guard.rs`, `state.rs`), and answers in the same protocol. No file here
 //! decides anything about loops: the verdicts are the policy's.
 //!
@@ -13,6 +13,7 @@
 
 mod claude;
 mod codex;
+mod copilot;
 mod event;
 mod gemini;
 mod guard;
@@ -20,7 +21,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -43,6 +44,9 @@ pub enum Host {
     Codex,
     /// Gemini CLI (0.61.0): `BeforeTool`, `AfterTool`, `SessionEnd`.
     Gemini,
+    /// GitHub Copilot CLI (1.0.102): `preToolUse`, `postToolUse`, `postToolUseFailure`, named
+    /// after the host (`loopguard hook copilot preToolUse`): its events do not name themselves.
+    Copilot,
 }
 
 /// `loopguard hook`.
@@ -51,8 +55,13 @@ pub struct HookArgs {
     /// Which CLI calls the hook.
     #[arg(value_enum)]
     pub host: Host,
+    /// The event, for a CLI whose events do not name themselves (Copilot CLI: `preToolUse`,
+    /// `postToolUse`, `postToolUseFailure`, `sessionStart`); the others read it from the event.
+    #[arg(value_name = "EVENT")]
+    pub event: Option<String>,
     /// Where session state is kept (default: $LOOPGUARD_STATE_DIR, else Claude Code's
-    /// $CLAUDE_PLUGIN_DATA, else ~/.claude/loopguard, $CODEX_HOME/loopguard or ~/.gemini/loopguard).
+    /// $CLAUDE_PLUGIN_DATA, else ~/.claude/loopguard, $CODEX_HOME/loopguard, ~/.gemini/loopguard
+    /// or ~/.copilot/loopguard).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     // The policy, the config and the fail mode; the command's help says where else they come from.
@@ -137,24 +146,21 @@ fn render(host: Host, point: Point, name: &str, reply: &Reply) -> Answer {
             Host::ClaudeCode => claude::render(point, name, reply),
             Host::Codex => codex::render(point, name, reply),
             Host::Gemini => gemini::render(point, name, reply),
+            Host::Copilot => copilot::render(point, reply),
         },
     }
 }
 
 fn work(args: &HookArgs, closed: bool, tx: &mpsc::Sender<Progress>) -> Answer {
     let fail = |point, name: &str, reason: String| render(args.host, point, name, &Reply::Failed { reason, closed });
-    let mut text = String::new();
-    if let Err(e) = std::io::stdin().lock().read_to_string(&mut text) {
-        return fail(Point::Other, "", format!("loopguard hook: cannot read the event on stdin: {e}"));
-    }
-    let text = loopguard_transcripts::strip_bom(&text);
-    let read = serde_json::from_str::<Value>(text).map_err(|e| format!("the event on stdin is not JSON: {e}"));
-    let read = read.and_then(|input| {
-        let name = input.get("hook_event_name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let read = read_event(std::io::stdin().lock()).and_then(|input| {
+        let named = input.get("hook_event_name").and_then(Value::as_str);
+        let name = named.or(args.event.as_deref()).unwrap_or_default().to_string();
         let parsed = match args.host {
             Host::ClaudeCode => claude::read(&input),
             Host::Codex => codex::read(&input),
             Host::Gemini => gemini::read(&input),
+            Host::Copilot => copilot::read(&input, &name),
         };
         parsed.map(|(hook, point)| (hook, point, name))
     });
@@ -166,6 +172,22 @@ fn work(args: &HookArgs, closed: bool, tx: &mpsc::Sender<Progress>) -> Answer {
     match handle(args, &hook) {
         Ok(reply) => render(args.host, point, &name, &reply),
         Err(why) => fail(point, &name, format!("loopguard hook: {why}")),
+    }
+}
+
+/// Reads the one JSON event on stdin, and no further: Qwen Code writes the event but does not
+/// close stdin, so a hook that read to the end would wait until its deadline. A leading UTF-8
+/// byte-order mark is skipped.
+fn read_event(stdin: impl Read) -> Result<Value, String> {
+    let mut reader = std::io::BufReader::new(stdin);
+    let head = reader.fill_buf().map_err(|e| format!("cannot read the event on stdin: {e}"))?;
+    if head.starts_with(b"\xEF\xBB\xBF") {
+        reader.consume(3);
+    }
+    match serde_json::Deserializer::from_reader(reader).into_iter::<Value>().next() {
+        Some(Ok(event)) => Ok(event),
+        Some(Err(e)) => Err(format!("the event on stdin is not JSON: {e}")),
+        None => Err("the event on stdin is empty".into()),
     }
 }
 
@@ -214,6 +236,7 @@ fn state_dir_of(host: Host, state_dir: Option<&Path>) -> Option<PathBuf> {
         Host::ClaudeCode => env("CLAUDE_PLUGIN_DATA").unwrap_or_else(|| home.join(".claude/loopguard")),
         Host::Codex => env("CODEX_HOME").unwrap_or_else(|| home.join(".codex")).join("loopguard"),
         Host::Gemini => home.join(".gemini/loopguard"),
+        Host::Copilot => home.join(".copilot/loopguard"),
     })
 }
 

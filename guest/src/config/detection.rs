@@ -110,7 +110,7 @@ pub const RECOMMENDED: Detection = Detection {
     }),
     same_result: Some(StreakSettings {
         same: Levels { warn_at: 3, block_at: 4 },
-        rerun: Levels { warn_at: 4, block_at: 6 },
+        rerun: Levels { warn_at: 4, block_at: 5 },
         varied: Levels { warn_at: 4, block_at: 10 },
         aim_overlap: 10,
     }),

@@ -20,6 +20,8 @@
 //! - a call answered exactly as the same call (up to cosmetics) was answered earlier in the
 //!   trail (a file read again, unchanged) learnt nothing: it is neither a gap nor progress, so
 //!   re-reads between re-runs of a failing test do not hide them;
+//! - a call without arguments that failed never ran (its arguments were missing or rejected):
+//!   it too is neither a gap nor progress;
 //! - progress elsewhere weakens a streak: after a call that found something or changed
 //!   something (for errors: changed something; a read between two failing edits is not
 //!   progress on them), older attempts with other arguments no longer count, and older attempts
@@ -28,7 +30,7 @@
 //!   re-run, is the rubric's edit-rerun loop), but the change may not have reached the call
 //!   yet, so it is acted on later.
 
-use super::look::Look;
+use super::look::{fold, Look};
 use super::sketch::Aims;
 use super::trail::Out;
 use crate::config::detection::StreakSettings;
@@ -165,6 +167,11 @@ pub fn streak(look: &Look<'_>, family: Family, overlap: u8) -> Streak {
             aims.add(e.sketch);
             continue;
         }
+        // A call without arguments that failed never ran (its arguments were rejected): it is
+        // neither progress nor a gap.
+        if matches!(e.out, Out::Error(_)) && e.fold == fold(e.tool, None) {
+            continue;
+        }
         // A call answered exactly as the same call was answered before (a file read again, a
         // listing run again) learnt nothing: it is neither progress nor a gap.
         if look.entries.range(..i).any(|o| o.tool == e.tool && o.fold == e.fold && o.out == e.out) {
@@ -254,6 +261,16 @@ mod tests {
         assert_eq!(of(&es, 1, Family::Results), (2, 2), "the first read is new, the others are not");
         let new_reads = [entry(1, 1, res(5)), entry(2, 8, res(2)), entry(1, 1, res(5)), entry(2, 9, res(3))];
         assert_eq!(of(&new_reads, 1, Family::Results), (0, 2), "a new answer is progress");
+    }
+
+    #[test]
+    fn a_call_without_arguments_that_failed_never_ran_and_is_not_a_gap() {
+        let bare = |o: u8| Entry { fold: fold(2, None), ..entry(2, 0, err(o)) };
+        let edit = |i: u8| entry(3, i, Out::Neutral);
+        let es = [entry(1, 1, res(5)), edit(1), bare(8), edit(2), bare(9), edit(3)];
+        assert_eq!(of(&es, 1, Family::Results), (0, 1), "the run before the bare calls still counts");
+        let with_args = [entry(1, 1, res(5)), edit(1), entry(2, 7, err(8)), edit(2), entry(2, 8, err(9)), edit(3)];
+        assert_eq!(of(&with_args, 1, Family::Results), (0, 0), "failed calls with arguments are gaps");
     }
 
     #[test]
