@@ -352,3 +352,21 @@ export class StoredLoopGuard {
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
+
+/** A tool call as a framework or CLI plugin hands it to `ToolGate`. */
+export interface GateCall { session: string; tool: string; args?: unknown; callId?: string; run?: string; agent?: string }
+/** The one before/after mapping every adapter and plugin shares (lib/adapters/gate.js). */
+export class ToolGate {
+  constructor(options?: { config?: Config; guard?: { beforeToolCall: Function; afterToolOutcome: Function } });
+  readonly guard: { beforeToolCall: Function; afterToolOutcome: Function };
+  /** `run: false`: refuse the call with `message` as its result; `endRun`: and end the run. */
+  before(call: GateCall): Promise<{ ticket: string } & ({ run: true } | { run: false; message: string; endRun: boolean })>;
+  /** Never for a refused call. `note`: a warning to hand the model once; `endRun`: end the run. */
+  after(ticket: string, outcome: { result?: unknown; error?: unknown }): Promise<{ note: string | null; endRun: boolean; message: string | null }>;
+  readonly pending: number;
+}
+/** Pairs outcomes with calls by order where no call id is given. */
+export class OrderedTickets {
+  push(session: string, tool: string, ticket: string): void;
+  shift(session: string, tool: string): string | undefined;
+}

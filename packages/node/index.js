@@ -22,3 +22,5 @@ export { LoopGuardError } from './lib/errors.js';
 export { Supervisor } from './lib/supervisor.js';
 export { StoredLoopGuard } from './lib/stored.js';
 export { agentConfig, agentDefaults } from './lib/agent.js';
+// The one before/after mapping the framework adapters and the coding-CLI plugins share.
+export { ToolGate, OrderedTickets } from './lib/adapters/gate.js';

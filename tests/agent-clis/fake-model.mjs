@@ -1,6 +1,7 @@
-// A scripted model on 127.0.0.1 for the agent CLIs: Anthropic Messages (Claude Code),
-// OpenAI Responses (Codex), Gemini generateContent (Gemini CLI), OpenAI Chat Completions (Copilot
-// CLI and Qwen Code, whose shell tools are `bash` and `run_shell_command`). It asks for shell commands turn
+// A scripted model on 127.0.0.1 for the agent CLIs: Anthropic Messages (Claude Code), OpenAI
+// Responses (Codex), Gemini generateContent (Gemini CLI), OpenAI Chat Completions (`chat`: Copilot
+// CLI, Qwen Code, OpenCode and Cline, whose shell tools are `bash`, `run_shell_command` and
+// `run_commands`, whichever the request offers). It asks for shell commands turn
 // after turn and logs, for every request of the main conversation, the tool results the model
 // received, so that the tests assert on what the model saw.
 //
@@ -106,10 +107,16 @@ function openaiSend(res, items) {
 }
 
 // --- OpenAI Chat Completions ---------------------------------------------------------------
-const CHAT_SHELLS = ['bash', 'run_shell_command'];
+// Each CLI's shell tool and its input from a command: Copilot CLI's and OpenCode's `bash`, Qwen
+// Code's `run_shell_command`, Cline's `run_commands`.
+const CHAT_SHELLS = {
+  bash: (command, description) => ({ command, description }),
+  run_shell_command: (command, description) => ({ command, description }),
+  run_commands: (command) => ({ commands: [command] }),
+};
 function chat(body, res) {
   const names = (body.tools || []).map((t) => t.function?.name ?? t.name);
-  const shellName = CHAT_SHELLS.find((s) => names.includes(s));
+  const shellName = Object.keys(CHAT_SHELLS).find((s) => names.includes(s));
   if (!shellName) return { side: true, send: () => chatSend(res, body, { role: 'assistant', content: 'ok' }, 'stop') };
   const msgs = body.messages || [];
   const turns = msgs.filter((m) => m.role === 'assistant' && m.tool_calls?.length).length;
@@ -120,7 +127,7 @@ function chat(body, res) {
   }
   let message;
   if (turns < TURNS) {
-    const [name, input] = callOf(turns + 1, shellName, (command, description) => ({ command, description }));
+    const [name, input] = callOf(turns + 1, shellName, CHAT_SHELLS[shellName]);
     const calls = Array.from({ length: PAR }, (_, index) => ({ index, id: `call_${RUN}_${String(++idNo).padStart(4, '0')}`, type: 'function', function: { name, arguments: JSON.stringify(input) } }));
     message = { role: 'assistant', content: null, tool_calls: calls };
   } else message = { role: 'assistant', content: FINAL };

@@ -40,6 +40,13 @@ def replay(wd: Path, config: str, turns: list[list[tuple]]) -> list[Decision]:
         blocked = now
 
 
+def run_replay(config: Path, trace: Path) -> str:
+    """`loopguard replay` of the binary the hooks run. The in-process plugins' tests replace it
+    with clis.node_replay: the policy of the `loopguard` npm package they run on."""
+    return subprocess.run([str(clis.BIN), "replay", "--config", str(config), str(trace)],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def replay_once(wd, config, turns, blocked):
     trace, n = [], 0
     for calls in turns:
@@ -54,10 +61,7 @@ def replay_once(wd, config, turns, blocked):
             trace.append({"kind": "tool_result", "session": "s", "call_id": cid, "tool": tool, "args": args, **outcome})
     (wd / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in trace))
     (wd / "replay-config.json").write_text(config)
-    out = subprocess.run(
-        [str(clis.BIN), "replay", "--config", str(wd / "replay-config.json"), str(wd / "trace.jsonl")],
-        capture_output=True, text=True, check=True,
-    ).stdout
+    out = run_replay(wd / "replay-config.json", wd / "trace.jsonl")
     lines = [json.loads(line) for line in out.splitlines()]
     calls = [d for d in lines if d["kind"] == "tool_call"]
     return [Decision(i + 1, d["action"], d.get("detector"), d.get("message"), d.get("notify", False)) for i, d in enumerate(calls)]
