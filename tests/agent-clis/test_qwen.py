@@ -1,0 +1,96 @@
+"""Qwen Code 0.24.4 with loopguard's Claude Code plugin (`qwen extensions install`): Qwen Code
+runs a Claude Code plugin's hooks in Claude Code's protocol, so the plugin and `loopguard hook
+claude-code` serve it unchanged. Qwen Code stops exact repeats itself: it halts a run at the 5th
+identical call in a row, before any hook is asked (always on), so loopguard's ladder (the 6th
+poll under `recommended`) is never reached there; its block at the 4th is."""
+
+import json
+
+import pytest
+
+import clis
+import scenarios as sc
+import work
+from scenarios import POLL
+
+# What the hook reads from Qwen Code's PostToolUse for the poll (tool_response: the model's
+# text and the display text), as the replay's outcome.
+POLL_RESPONSE = {"llmContent": f"Command: {POLL}\nDirectory: (root)\nOutput: still-running\nError: (none)\n"
+                               "Exit Code: 0\nSignal: (none)\nProcess Group PGID: (none)",
+                 "returnDisplay": "still-running"}
+SHELL = ("run_shell_command", {"command": POLL, "description": "Check build status"}, {"result": POLL_RESPONSE})
+
+
+def poll_session(qwen, turns, attempts=3):
+    """A polling session whose every run of the poll reported its output. Qwen Code now and then
+    reports a fast command's output as `(empty)` on a busy machine (its own capture race, seen in
+    1 of ~10 runs); the hook records what Qwen Code reports, so the replay of the real output is
+    then not the session's oracle, and the session is run again."""
+    for _ in range(attempts):
+        p, reqs = qwen.session({"FAKE_TURNS": turns})
+        shown = [r["text"] for q in reqs for r in q["results"] if r["text"].startswith("Command: ")]
+        if all("Output: still-running" in text for text in shown):
+            return p, reqs
+    raise AssertionError(f"Qwen Code reported an empty output in each of {attempts} sessions\n{qwen.describe()}")
+
+
+@pytest.fixture
+def qwen(tmp_path, plugins):
+    return clis.Qwen(tmp_path, plugins).install()
+
+
+def test_the_same_poll_is_denied_at_the_replayed_call_with_the_policys_text(qwen, tmp_path):
+    """The default (no config): calls 1–3 run, the 4th is denied with the policy's text (the
+    replay's block), then Qwen Code's own repeat rule halts the run at the 5th."""
+    p, reqs = poll_session(qwen, 6)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[SHELL]] * 6)
+    block = sc.first(decisions, "block")
+    assert (block.call, block.detector) == sc.POLL_BLOCK
+    warn = sc.first(decisions, "warn", notify=True)
+    for d in decisions[:block.call]:
+        results = sc.results_of_call(reqs, d.call)
+        assert results and len(results) == 1, qwen.describe()
+        text = results[0]["text"]
+        if d.action == "block":
+            # The deny's reason is the result, word for word.
+            assert text == d.message, qwen.describe()
+        else:
+            # A warning rides in the result, after the output (Qwen Code appends the hook's context).
+            output, _, note = text.partition("\n\nloopguard: ")
+            assert POLL_RESPONSE["llmContent"] == output, qwen.describe()
+            assert ("loopguard: " + note if note else None) == (warn.message if d is warn else None), qwen.describe()
+    assert {r["turn"]: r["all"] for r in reqs}[warn.call + 1].count(warn.message) == 1, qwen.describe()
+    assert "Loop detection halted the run" in p.stdout + p.stderr, qwen.describe()
+
+
+def test_healthy_work_is_never_denied(qwen, tmp_path):
+    """Greps for seven absent names, a dozen silent scaffolding commands, eight checks that print
+    OK, `sed -i` edits then a passing test, under the default config: every call runs and shows
+    its own output, nothing of loopguard's reaches the model, the session ends normally."""
+    parts = work.healthy()
+    # Qwen Code refuses to run `sed -i` on a file the session has not read (its own rule, "has not
+    # been read in this session"): the agent reads the two files before editing them.
+    reads = [work.Step(read="calc.py"), work.Step(read="test_calc.py")]
+    steps = work.rehearse(qwen.proj, parts["greps"] + parts["scaffold"] + parts["checks"] + reads + parts["edits"])
+    cmds = [{"tool": "read_file", "input": {"file_path": str(qwen.proj / s.read)}} if s.read
+            else {"command": s.command, "description": s.description} for s in steps]
+    p, reqs = qwen.session({"FAKE_TURNS": len(steps), "FAKE_CMDS": json.dumps(cmds)})
+    assert max(r["turn"] for r in reqs) == len(steps) + 1 and p.returncode == 0, qwen.describe()
+    for call, step in enumerate(steps, start=1):
+        text = sc.results_of_call(reqs, call)[0]["text"]
+        shown = step.out.strip().splitlines()[-1] if step.out.strip() else ""
+        assert "loopguard" not in text and shown in text, f"call {call} ({step}): {text}\n{qwen.describe()}"
+    assert "loopguard" not in reqs[-1]["all"], qwen.describe()
+    assert list((qwen.home / ".claude" / "loopguard").glob("*.state")), f"the hook did not run\n{qwen.describe()}"
+
+
+@pytest.mark.parametrize("mode", ["open", "closed"])
+def test_a_broken_config_answers_in_the_fail_mode(qwen, tmp_path, mode):
+    env, said = sc.broken(tmp_path, "config", mode)
+    p, reqs = qwen.session({"FAKE_TURNS": 2}, env=env)
+    for call in (1, 2):
+        text = sc.results_of_call(reqs, call)[0]["text"]
+        if mode == "open":
+            assert "still-running" in text and "loopguard" not in text, qwen.describe()
+        else:
+            assert said in text and "fail mode is closed" in text, qwen.describe()
