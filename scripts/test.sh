@@ -144,7 +144,7 @@ run bash tests/replicas/run.sh
 stage "store faults through the Rust, Node and Python store loops, the same decisions and counters (tests/store-conformance/run.sh)" 600
 NODE="$NODE24_BIN/node" run bash tests/store-conformance/run.sh
 
-stage "Claude Code, Codex and Gemini CLI with loopguard's plugins (tests/agent-clis/run.sh)" 1800
+stage "the coding CLIs with loopguard's plugins: Claude Code, Codex, Gemini CLI, Copilot CLI, Qwen Code, OpenCode, Cline (tests/agent-clis/run.sh)" 2700
 run bash tests/agent-clis/run.sh -o faulthandler_timeout=300
 
 stage "the framework adapters with the real frameworks (tests/frameworks/run.sh)" 900
