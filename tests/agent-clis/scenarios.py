@@ -42,7 +42,7 @@ def replay(wd: Path, config: str, turns: list[list[tuple]]) -> list[Decision]:
 
 def run_replay(config: Path, trace: Path) -> str:
     """`loopguard replay` of the binary the hooks run. The in-process plugins' tests replace it
-    with clis.node_replay: the policy of the `loopguard` npm package they run on."""
+    with plugin_clis.node_replay: the policy of the `loopguard` npm package they run on."""
     return subprocess.run([str(clis.BIN), "replay", "--config", str(config), str(trace)],
                           capture_output=True, text=True, check=True).stdout
 

@@ -14,6 +14,7 @@ import re
 import pytest
 
 import clis
+import plugin_clis
 import scenarios as sc
 import work
 from scenarios import POLL
@@ -46,18 +47,18 @@ def calls(cmds):
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     assert (clis.CLIS / "cline").exists(), "the CLIs are missing: . scripts/setup-agent-clis.sh"
-    return clis.install_cline_plugin(tmp_path_factory.mktemp("cline-home"))
+    return plugin_clis.install_cline_plugin(tmp_path_factory.mktemp("cline-home"))
 
 
 @pytest.fixture(autouse=True)
 def replay_on_the_plugins_policy(monkeypatch):
     """The replay runs the policy the plugin runs: the npm package's (packages/node)."""
-    monkeypatch.setattr(sc, "run_replay", clis.node_replay)
+    monkeypatch.setattr(sc, "run_replay", plugin_clis.node_replay)
 
 
 @pytest.fixture
 def cline(tmp_path, template):
-    return clis.Cline(tmp_path, None).install(template)
+    return plugin_clis.Cline(tmp_path, None).install(template)
 
 
 def notes(reqs, turn):

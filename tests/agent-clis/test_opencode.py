@@ -1,6 +1,6 @@
 """OpenCode 1.18.33 with loopguard's in-process plugin (packages/opencode-plugin, npm
 `opencode-loopguard`), installed as its users install it: `opencode.json`
-`{"plugin": ["opencode-loopguard"]}` (the npm install it triggers seeded offline: clis.OpenCode).
+`{"plugin": ["opencode-loopguard"]}` (the npm install it triggers seeded offline: plugin_clis.OpenCode).
 A block is the policy's message as the call's tool error, read by the model as is; a warning
 is appended to that call's output; an end of run aborts the session (`client.session.abort`).
 OpenCode has no loop check of its own on tool calls, so every decision is loopguard's."""
@@ -11,6 +11,7 @@ import re
 import pytest
 
 import clis
+import plugin_clis
 import scenarios as sc
 import work
 from scenarios import POLL
@@ -25,13 +26,13 @@ def deny_text(message):
 @pytest.fixture(autouse=True)
 def replay_on_the_plugins_policy(monkeypatch):
     """The replay runs the policy the plugin runs: the npm package's (packages/node)."""
-    monkeypatch.setattr(sc, "run_replay", clis.node_replay)
+    monkeypatch.setattr(sc, "run_replay", plugin_clis.node_replay)
 
 
 @pytest.fixture
 def opencode(tmp_path):
     assert (clis.CLIS / "opencode").exists(), "the CLIs are missing: . scripts/setup-agent-clis.sh"
-    return clis.OpenCode(tmp_path, None)
+    return plugin_clis.OpenCode(tmp_path, None)
 
 
 class OpenCodeShape(work.Shape):
