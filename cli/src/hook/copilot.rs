@@ -34,7 +34,11 @@ pub fn read(input: &Value, name: &str) -> Result<(Hook, Point), String> {
             (Event::Outcome(call(input)?, Outcome::Threw(error.to_string())), Point::AfterTool)
         }
         "sessionStart" => (Event::Warm, Point::Other),
-        "" => return Err("copilot's events do not name themselves: give the event, `loopguard hook copilot preToolUse`".into()),
+        "" => {
+            return Err(
+                "copilot's events do not name themselves: give the event, `loopguard hook copilot preToolUse`".into()
+            )
+        }
         _ => (Event::Ignore, Point::Other),
     };
     Ok((Hook { session, event }, point))
@@ -61,7 +65,11 @@ fn outcome(result: Option<&Value>) -> Outcome {
     match (succeeded, code) {
         (true, None | Some(0)) => Outcome::Returned(Value::from(output).to_string()),
         (_, Some(code)) if code != 0 => {
-            let error = if output.trim().is_empty() { format!("Exit code {code}") } else { format!("Exit code {code}\n{output}") };
+            let error = if output.trim().is_empty() {
+                format!("Exit code {code}")
+            } else {
+                format!("Exit code {code}\n{output}")
+            };
             Outcome::Threw(Value::from(error).to_string())
         }
         _ => Outcome::Threw(Value::from(output).to_string()),
@@ -86,7 +94,9 @@ pub fn render(point: Point, reply: &Reply) -> Answer {
     let deny = |reason: &str| json!({"permissionDecision": "deny", "permissionDecisionReason": reason});
     match (point, reply) {
         (Point::BeforeTool, Reply::Deny(reason) | Reply::Stop(reason)) => Answer::json(deny(reason)),
-        (Point::AfterTool, Reply::Context(text) | Reply::Stop(text)) => Answer::json(json!({"additionalContext": text})),
+        (Point::AfterTool, Reply::Context(text) | Reply::Stop(text)) => {
+            Answer::json(json!({"additionalContext": text}))
+        }
         (Point::BeforeTool, Reply::Failed { reason, closed: true }) => {
             Answer { stderr: Some(reason.clone()), ..Answer::json(deny(&super::event::fail_closed_text(reason))) }
         }
@@ -114,8 +124,14 @@ mod tests {
         let b = post("hi\n<shellId: 7 completed with exit code 0>", "success");
         assert_eq!(a, Outcome::Returned("\"hi\"".into()));
         assert_eq!(a, b, "the same output is the same outcome, whatever the shell id");
-        assert_eq!(post("\n<shellId: 1 completed with exit code 1>", "success"), Outcome::Threw("\"Exit code 1\"".into()));
-        assert_eq!(post("no\n<shellId: 2 completed with exit code 2>", "success"), Outcome::Threw("\"Exit code 2\\nno\"".into()));
+        assert_eq!(
+            post("\n<shellId: 1 completed with exit code 1>", "success"),
+            Outcome::Threw("\"Exit code 1\"".into())
+        );
+        assert_eq!(
+            post("no\n<shellId: 2 completed with exit code 2>", "success"),
+            Outcome::Threw("\"Exit code 2\\nno\"".into())
+        );
         assert_eq!(post("file text", "success"), Outcome::Returned("\"file text\"".into()));
         assert_eq!(post("not found", "failure"), Outcome::Threw("\"not found\"".into()));
     }
@@ -125,7 +141,10 @@ mod tests {
         let pre = json!({"sessionId": "s1", "toolName": "bash", "toolArgs": "{\"command\":\"ls\"}"});
         let (hook, point) = read(&pre, "preToolUse").unwrap();
         assert_eq!(point, Point::BeforeTool);
-        assert_eq!(hook.event, Event::Check(Call { tool: "bash".into(), args_json: "{\"command\":\"ls\"}".into(), call_id: None }));
+        assert_eq!(
+            hook.event,
+            Event::Check(Call { tool: "bash".into(), args_json: "{\"command\":\"ls\"}".into(), call_id: None })
+        );
         assert_eq!(read(&pre, "sessionEnd").unwrap().0.event, Event::Ignore);
         assert_eq!(read(&pre, "sessionStart").unwrap().0.event, Event::Warm);
         assert!(read(&pre, "").unwrap_err().contains("loopguard hook copilot preToolUse"));
