@@ -13,7 +13,10 @@
    that both runs do the same 30 turns and the difference is the hooks' cost (under the default
    config the guard ends the session at the 6th call: shorter than without the guard).
 
-Usage: scripts/bench-hook.py [--bin target/release/loopguard] [--runs 300] [--config FILE] [--clis] [--cli-runs 3]
+Usage: scripts/bench-hook.py [--bin target/release/loopguard] [--runs 300] [--config FILE] [--host claude-code|copilot]
+                             [--clis] [--cli-runs 3]
+
+--host copilot times `loopguard hook copilot preToolUse` / `postToolUse` on Copilot CLI's events.
 
 --config runs the hook under that config document (LOOPGUARD_CONFIG) instead of none, e.g. one
 with `loopguard.preset: "recommended"` to see what the preset's config costs each process.
@@ -46,6 +49,23 @@ def event(name, i, **more):
                        "tool_use_id": f"toolu_{i:05}", **more})
 
 
+def copilot_event(name, i, tool_response=None):
+    """The same call as Copilot CLI sends it (no event name, no call id; the shell's footer)."""
+    e = {"sessionId": "bench-session", "timestamp": 1796650000000 + i, "cwd": "/tmp", "toolName": "bash",
+         "toolArgs": {"command": f"cargo test -p service --lib module_{i % 37}", "description": "run the tests"}}
+    if tool_response is not None:
+        e["toolResult"] = {"resultType": "success",
+                           "textResultForLlm": f"{tool_response['stdout']}\n<shellId: {i} completed with exit code 0>"}
+    return json.dumps(e)
+
+
+# Per host: the hook command's arguments for an event, and the event as that CLI sends it.
+HOSTS = {
+    "claude-code": (lambda name: ["claude-code"], event),
+    "copilot": (lambda name: ["copilot", name[0].lower() + name[1:]], copilot_event),
+}
+
+
 def timed(cmd, stdin, env):
     t0 = time.perf_counter()
     p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env)
@@ -59,24 +79,26 @@ def pct(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
-def hook_figures(binary, runs, config=None):
+def hook_figures(binary, runs, config=None, host="claude-code"):
     state = Path(tempfile.mkdtemp(prefix="bench-hook-"))
-    hook = [binary, "hook", "claude-code", "--state-dir", str(state)]
+    args, event = HOSTS[host]
+    pre = [binary, "hook", *args("PreToolUse"), "--state-dir", str(state)]
+    post = [binary, "hook", *args("PostToolUse"), "--state-dir", str(state)]
     env = {**os.environ, "LOOPGUARD_CACHE_DIR": str(state / "cache"), "LOOPGUARD_CONFIG": str(config or "")}
     result = {"stdout": "test result: FAILED. 11 passed; 1 failed"}
     for i in range(200):  # the session's first 200 calls (and the compile cache)
-        subprocess.run(hook, input=event("PreToolUse", i), capture_output=True, text=True, env=env, check=True)
-        subprocess.run(hook, input=event("PostToolUse", i, tool_response=result), capture_output=True, text=True, env=env, check=True)
+        subprocess.run(pre, input=event("PreToolUse", i), capture_output=True, text=True, env=env, check=True)
+        subprocess.run(post, input=event("PostToolUse", i, tool_response=result), capture_output=True, text=True, env=env, check=True)
     size = sum(f.stat().st_size for f in state.glob("*.state"))
     wheel_ok = subprocess.run(WHEEL, input=event("PreToolUse", 0), capture_output=True, text=True).returncode == 0
     times = {"loopguard PreToolUse": [], "loopguard PostToolUse": [], "python3 -c trivial (/usr/bin/python3)": [], "python wheel (import + 1 decision)": []}
     for i in range(200, 200 + runs):
-        times["loopguard PreToolUse"].append(timed(hook, event("PreToolUse", i), env))
+        times["loopguard PreToolUse"].append(timed(pre, event("PreToolUse", i), env))
         times["python3 -c trivial (/usr/bin/python3)"].append(timed(TRIVIAL, event("PreToolUse", i), env))
-        times["loopguard PostToolUse"].append(timed(hook, event("PostToolUse", i, tool_response=result), env))
+        times["loopguard PostToolUse"].append(timed(post, event("PostToolUse", i, tool_response=result), env))
         if wheel_ok:
             times["python wheel (import + 1 decision)"].append(timed(WHEEL, event("PreToolUse", i), env))
-    print(f"one hook call, process start to exit; session state {size} bytes after 200 calls; {runs} paired runs; "
+    print(f"`loopguard hook {host}`: one hook call, process start to exit; session state {size} bytes after 200 calls; {runs} paired runs; "
           f"config {config or 'none'}; load average {os.getloadavg()[0]:.2f}")
     print(f"{'':38} {'p50 ms':>8} {'p99 ms':>8}")
     for name, values in times.items():
@@ -134,11 +156,12 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "loopguard"))
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--config", help="the hook's config document (default: none)")
+    ap.add_argument("--host", choices=sorted(HOSTS), default="claude-code", help="whose hook protocol (default claude-code)")
     ap.add_argument("--clis", action="store_true")
     ap.add_argument("--cli-runs", type=int, default=3)
     args = ap.parse_args()
     os.environ.setdefault("LOOPGUARD_BIN", args.bin)
-    hook_figures(args.bin, args.runs, args.config)
+    hook_figures(args.bin, args.runs, args.config, args.host)
     if args.clis:
         cli_figures(args.cli_runs)
 
