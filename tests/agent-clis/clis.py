@@ -295,3 +295,10 @@ class Qwen(Cli):
 
     def command(self, prompt, args):
         return [str(CLIS / "qwen"), "-p", prompt, "--auth-type", "openai", "--approval-mode", "yolo", *args]
+
+    def last_session_id(self):
+        """The id of the newest chat Qwen Code recorded (~/.qwen/projects/<folder>/chats/<id>.jsonl),
+        what `--resume` takes."""
+        chats = sorted((self.home / ".qwen" / "projects").glob("*/chats/*.jsonl"), key=lambda f: f.stat().st_mtime)
+        assert chats, f"Qwen Code recorded no chat\n{self.describe()}"
+        return chats[-1].stem

@@ -13,21 +13,26 @@ import scenarios as sc
 import work
 from scenarios import POLL
 
-# What the hook reads from Qwen Code's PostToolUse for the poll (tool_response: the model's
-# text and the display text), as the replay's outcome.
-POLL_RESPONSE = {"llmContent": f"Command: {POLL}\nDirectory: (root)\nOutput: still-running\nError: (none)\n"
-                               "Exit Code: 0\nSignal: (none)\nProcess Group PGID: (none)",
-                 "returnDisplay": "still-running"}
+
+# What the hook reads from Qwen Code's PostToolUse for a shell command (tool_response: the
+# model's text and the display text), as the replay's outcome.
+def shell_response(command, output):
+    return {"llmContent": f"Command: {command}\nDirectory: (root)\nOutput: {output}\nError: (none)\n"
+                          "Exit Code: 0\nSignal: (none)\nProcess Group PGID: (none)",
+            "returnDisplay": output}
+
+
+POLL_RESPONSE = shell_response(POLL, "still-running")
 SHELL = ("run_shell_command", {"command": POLL, "description": "Check build status"}, {"result": POLL_RESPONSE})
 
 
-def poll_session(qwen, turns, attempts=3):
+def poll_session(qwen, turns, attempts=3, parallel=1):
     """A polling session whose every run of the poll reported its output. Qwen Code now and then
     reports a fast command's output as `(empty)` on a busy machine (its own capture race, seen in
     1 of ~10 runs); the hook records what Qwen Code reports, so the replay of the real output is
     then not the session's oracle, and the session is run again."""
     for _ in range(attempts):
-        p, reqs = qwen.session({"FAKE_TURNS": turns})
+        p, reqs = qwen.session({"FAKE_TURNS": turns, "FAKE_PARALLEL": parallel})
         shown = [r["text"] for q in reqs for r in q["results"] if r["text"].startswith("Command: ")]
         if all("Output: still-running" in text for text in shown):
             return p, reqs
@@ -63,6 +68,57 @@ def test_the_same_poll_is_denied_at_the_replayed_call_with_the_policys_text(qwen
     assert "Loop detection halted the run" in p.stdout + p.stderr, qwen.describe()
 
 
+
+def qwen_deny(message):
+    """Qwen Code hands the model a hook's deny reason as the call's result, word for word."""
+    return message
+
+
+def test_a_ping_pong_between_two_reads_is_blocked(qwen, tmp_path):
+    """Two reads in turn (not an exact repeat: Qwen Code's own rule never fires) are blocked as a
+    ping-pong at the replay's call, with its text."""
+    (qwen.proj / "a.txt").write_text("alpha\n")
+    (qwen.proj / "b.txt").write_text("beta\n")
+    config = tmp_path / "low.json5"
+    config.write_text(sc.LOW)
+    cmds = ["cat a.txt", "cat b.txt"]
+    p, reqs = qwen.session({"FAKE_TURNS": 10, "FAKE_CMDS": json.dumps(cmds)}, env={"LOOPGUARD_CONFIG": config})
+    calls = [[("run_shell_command", {"command": c, "description": "Check build status"}, {"result": shell_response(c, out)})]
+             for c, out in [(cmds[i % 2], ["alpha", "beta"][i % 2]) for i in range(10)]]
+    decisions = sc.replay(tmp_path, sc.LOW_FILLED, calls)
+    assert sc.first(decisions, "block").detector == "ping_pong"
+    sc.assert_calls(qwen, reqs, decisions, qwen_deny, 10)
+
+
+def test_two_parallel_calls_per_turn_lose_no_count(qwen, tmp_path):
+    """Two polls per turn, two turns (Qwen Code's own rule would halt the run at a 5th identical
+    call): the hook counts all four, so each call's result is what the replay of two calls a turn
+    says, the warning included, on the call the replay warns at."""
+    p, reqs = poll_session(qwen, 2, parallel=2)
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[SHELL] * 2] * 2)
+    assert sc.first(decisions, "warn", notify=True).call == 3, sc.findings(decisions)
+    results = [r for turn in (2, 3) for r in next(q for q in reqs if q["turn"] == turn)["results"]]
+    assert len(results) == 4, qwen.describe()
+    for d, result in zip(decisions, results):
+        output, _, note = result["text"].partition("\n\nloopguard: ")
+        assert output == POLL_RESPONSE["llmContent"], qwen.describe()
+        assert ("loopguard: " + note if note else None) == (d.message if d.notify else None), f"call {d.call}\n{qwen.describe()}"
+    assert p.returncode == 0, qwen.describe()
+
+
+def test_a_resumed_session_keeps_its_counts(qwen, tmp_path):
+    """`qwen --resume <id>` goes on with the same session id: the block falls at the replayed call,
+    which a fresh count would reach two calls later."""
+    n = 6
+    decisions = sc.replay(tmp_path, sc.DEFAULT, [[SHELL]] * n)
+    k = sc.resume_split(decisions)
+    p, first_reqs = qwen.session({"FAKE_TURNS": k})
+    assert max(r["turn"] for r in first_reqs) == k + 1, qwen.describe()
+    session = qwen.last_session_id()
+    p, reqs = qwen.session({"FAKE_TURNS": n}, args=["--resume", session], prompt="go on")
+    assert min(r["turn"] for r in reqs) == k + 1, qwen.describe()
+    sc.assert_calls(qwen, [r for r in reqs if r["turn"] > k + 1] + first_reqs, decisions, qwen_deny, k + 2)
+
 def test_healthy_work_is_never_denied(qwen, tmp_path):
     """Greps for seven absent names, a dozen silent scaffolding commands, eight checks that print
     OK, `sed -i` edits then a passing test, under the default config: every call runs and shows
@@ -85,8 +141,9 @@ def test_healthy_work_is_never_denied(qwen, tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["open", "closed"])
-def test_a_broken_config_answers_in_the_fail_mode(qwen, tmp_path, mode):
-    env, said = sc.broken(tmp_path, "config", mode)
+@pytest.mark.parametrize("what", ["config", "policy"])
+def test_a_broken_config_or_policy_answers_in_the_fail_mode(qwen, tmp_path, mode, what):
+    env, said = sc.broken(tmp_path, what, mode)
     p, reqs = qwen.session({"FAKE_TURNS": 2}, env=env)
     for call in (1, 2):
         text = sc.results_of_call(reqs, call)[0]["text"]
