@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `"traceSchema": "openclaw-trajectory"` | a trajectory export's `events.jsonl`: its directory holds the session's identity |
 //! | `"kind"`: a trace event kind (`tool_call`, …) | a loopguard trace (docs/spec/trace-format.md) |
-//! | a `"type"`, or Gemini CLI's `"sessionId"` + `"projectHash"` header | a transcript: pi (OpenClaw), Claude Code, Codex or Gemini CLI, told apart as for a `.jsonl` ([`super::cli::identify`], then the pi header) |
+//! | a `"type"`, or Gemini CLI's `"sessionId"` + `"projectHash"` header | a transcript: pi (OpenClaw), Claude Code, Codex, Gemini CLI, Copilot CLI or Qwen Code, told apart as for a `.jsonl` ([`super::cli::identify`], then the pi header) |
 //! | anything else | not a transcript source |
 
 use std::path::Path;
