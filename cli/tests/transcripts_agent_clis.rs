@@ -167,10 +167,10 @@ fn a_damaged_cli_transcript_is_named_by_line_and_still_reported() {
 /// stand-in guard denied every identical call from the 4th on.
 fn chat_clis() -> Vec<(&'static str, &'static str, &'static str, &'static str, u64)> {
     vec![
-        ("opencode", "opencode/loop.db", "ses_daedea18affeBKtdTIcnJDBZNY", "bash", 25),
-        ("copilot", "copilot/loop.jsonl", "416b0262-c679-4a6b-84be-58bcb1fcb648", "bash", 25),
-        ("cline", "cline/loop", "1796657498893_32kqc", "run_commands", 5),
-        ("qwen-code", "qwen-code/loop.jsonl", "fa3cf13f-8570-4060-b94c-34c9c33edac4", "run_shell_command", 4),
+        ("opencode", "opencode/loop.db", "ses_daecb27a3ffey18xJMFLr53QkH", "bash", 25),
+        ("copilot", "copilot/loop.jsonl", "4b60d5f4-148b-4973-bf4b-c09b120004be", "bash", 25),
+        ("cline", "cline/loop", "1796658774385_kvxyc", "run_commands", 5),
+        ("qwen-code", "qwen-code/loop.jsonl", "ed6be6b1-d170-45b6-861e-dcd34655a2a5", "run_shell_command", 4),
     ]
 }
 

@@ -14,6 +14,10 @@
 //!   read as `loopguard hook copilot` reads it (`cli/src/hook/copilot.rs`): the shell's footer
 //!   `<shellId: N completed with exit code X>` (its N changes on every call) is dropped, and a
 //!   non-zero X makes the call one that failed, with `Exit code X` and the output as the error.
+//! - A hook's `additionalContext` (how `loopguard hook` warns) is appended by Copilot to
+//!   `result.content` after the hook ran, as `\n\nTool "<name>" succeeded. Additional guidance
+//!   from postToolUse hooks:\n<note>` (checked with a stand-in hook): taken off, so the outcome is
+//!   the text the hook got.
 //! - `success:false` with `error.code:"denied"`: a call a `preToolUse` hook denied (`Denied by
 //!   preToolUse hook: …`), or one Copilot refused itself for want of a permission it cannot ask
 //!   for in `-p` mode; neither fires a post-tool hook, so neither has an outcome. Other failures
@@ -48,6 +52,15 @@ fn shell_footer(text: &str) -> (&str, Option<i64>) {
     }
 }
 
+/// The text the post-tool hook got: `content` without the guidance Copilot appended from the
+/// hooks' `additionalContext` afterwards.
+fn without_hook_guidance(content: &str) -> &str {
+    match content.rfind("\n\nTool \"") {
+        Some(i) if content[i..].contains(" Additional guidance from postToolUse hooks:\n") => &content[..i],
+        _ => content,
+    }
+}
+
 /// The outcome of a `tool.execution_complete` event's `data`.
 fn outcome(data: &Value) -> CliOutcome {
     if data.get("success").and_then(Value::as_bool) == Some(false) {
@@ -59,7 +72,7 @@ fn outcome(data: &Value) -> CliOutcome {
         return CliOutcome::Failed(message);
     }
     let text = data.pointer("/result/content").map(content_text).unwrap_or_default();
-    match shell_footer(&text) {
+    match shell_footer(without_hook_guidance(&text)) {
         (output, Some(code)) if code != 0 => CliOutcome::Failed(if output.trim().is_empty() {
             format!("Exit code {code}")
         } else {
@@ -110,6 +123,10 @@ mod tests {
         assert_eq!(outcome(&done("hi\n<shellId: 0 completed with exit code 0>")), text("hi"));
         assert_eq!(outcome(&done("hi\n<shellId: 7 completed with exit code 0>")), text("hi"));
         assert_eq!(outcome(&done("file text")), text("file text"));
+        let guided =
+            "hi\n<shellId: 2 completed with exit code 0>\n\nTool \"bash\" succeeded. Additional guidance from \
+                      postToolUse hooks:\nloopguard: same result";
+        assert_eq!(outcome(&done(guided)), text("hi"));
         assert_eq!(
             outcome(&done("\n<shellId: 1 completed with exit code 1>")),
             CliOutcome::Failed("Exit code 1".into())

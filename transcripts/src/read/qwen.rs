@@ -19,8 +19,8 @@
 //!   `PreToolUse` hook denied (no post-tool hook fires: no outcome), and `cancelled` has none
 //!   either.
 //! - A hook's `additionalContext` (how `loopguard hook` warns) is appended by Qwen Code to the
-//!   model's text after the tool ran; the `tool_response` the hook hashed is read from the
-//!   record's own fields, not from that text.
+//!   response's `output` after the hook ran (`\n\n` + the note, checked with a stand-in hook):
+//!   a last paragraph starting `loopguard: ` is taken off, so `llmContent` is what the hook got.
 //!
 //! Not read: compressions (a `system` record `chat_compression` in Qwen Code's bundle; not
 //! provoked offline, so its shape is unchecked).
@@ -48,13 +48,27 @@ fn return_display(display: &Value) -> Option<Value> {
     }
 }
 
+/// The model's text without the `\n\nloopguard: …` note Qwen Code appended after the hook ran.
+fn without_note(output: &str) -> &str {
+    match output.rfind("\n\nloopguard: ") {
+        Some(i) if !output[i + 2..].contains('\n') => &output[..i],
+        _ => output,
+    }
+}
+
 /// The outcome of a `tool_result` record, given its `functionResponse.response`.
 fn outcome(result: &Value, response: &Value) -> Option<CliOutcome> {
     match result.get("status").and_then(Value::as_str)? {
         "success" => {
             let mut tool_response = Map::new();
-            if let Some(output) = response.get("output") {
-                tool_response.insert("llmContent".into(), output.clone());
+            match response.get("output") {
+                Some(Value::String(output)) => {
+                    tool_response.insert("llmContent".into(), Value::String(without_note(output).to_string()));
+                }
+                Some(output) => {
+                    tool_response.insert("llmContent".into(), output.clone());
+                }
+                None => {}
             }
             if let Some(display) = result.get("resultDisplay").and_then(return_display) {
                 tool_response.insert("returnDisplay".into(), display);
@@ -121,7 +135,9 @@ mod tests {
     fn outcomes_are_the_hooks_tool_response_and_error() {
         let shell = json!({"status": "success", "resultDisplay": {"type": "shell_result", "text": "ok", "pid": 7}});
         let want = json!({"details": {"llmContent": "Output: ok", "returnDisplay": "ok"}});
-        assert_eq!(outcome(&shell, &json!({"output": "Output: ok"})), Some(CliOutcome::Output(want)));
+        assert_eq!(outcome(&shell, &json!({"output": "Output: ok"})), Some(CliOutcome::Output(want.clone())));
+        let noted = json!({"output": "Output: ok\n\nloopguard: same result 3 times"});
+        assert_eq!(outcome(&shell, &noted), Some(CliOutcome::Output(want)));
         let plain = json!({"status": "success", "resultDisplay": "file text"});
         let want = json!({"details": {"llmContent": "x", "returnDisplay": "file text"}});
         assert_eq!(outcome(&plain, &json!({"output": "x"})), Some(CliOutcome::Output(want)));
