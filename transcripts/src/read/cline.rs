@@ -24,7 +24,8 @@
 //!
 //! The file is one JSON document: it is read as a stream, one message in memory at a time. A
 //! syntax error ends the read there (nothing after it can be placed); it is named by its line,
-//! and the messages before it are read. Not read: compactions (none provoked offline).
+//! and the messages before it are read. Not read, on purpose: compactions; loopguard's Cline
+//! plugin has only the tool hooks, so the live guard never saw one.
 
 use std::path::Path;
 use std::sync::Arc;

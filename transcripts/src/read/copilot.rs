@@ -24,8 +24,10 @@
 //!   are an error with `error.message` (not provoked offline: Copilot's shell reports a failing
 //!   command as a success with its exit code).
 //!
-//! Not read: compactions (`session.compaction_complete` in Copilot's bundle; not provoked
-//! offline, so its shape is unchecked, and loopguard's Copilot hook gets no compaction event).
+//! Not read, on purpose: compactions (`session.compaction_complete` in Copilot's bundle).
+//! loopguard's Copilot hook gets no compaction event (`cli/src/hook/copilot.rs` ignores every
+//! event but the tool events), so the live guard never armed its post-compaction window: a
+//! replay that did would decide otherwise.
 
 use std::sync::Arc;
 

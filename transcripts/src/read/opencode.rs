@@ -20,7 +20,8 @@
 //!
 //! One session per `session` row; a subagent's task is a session of its own (`parent_id`), as
 //! for the plugin. A part whose `data` is not JSON is an error naming its `rowid`; the other
-//! parts are read. Not read: compactions (none provoked offline).
+//! parts are read. Not read, on purpose: compactions; loopguard's OpenCode plugin has only the
+//! tool hooks, so the live guard never saw one.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -22,8 +22,11 @@
 //!   response's `output` after the hook ran (`\n\n` + the note, checked with a stand-in hook):
 //!   a last paragraph starting `loopguard: ` is taken off, so `llmContent` is what the hook got.
 //!
-//! Not read: compressions (a `system` record `chat_compression` in Qwen Code's bundle; not
-//! provoked offline, so its shape is unchecked).
+//! Not read: compressions. Qwen Code fires `PostCompact`, which loopguard's plugin turns into a
+//! compaction, but none could be provoked offline to see how the chat records it (`/compress`
+//! on a resumed 3-call session: "Compression was not beneficial for this history size"; the
+//! bundle names a `system` record `chat_compression`, unchecked), so a replay of a compressed
+//! Qwen Code session misses the post-compaction window the live guard armed.
 
 use std::sync::Arc;
 
