@@ -338,3 +338,19 @@ fn each_clis_history_folder_is_found_by_its_layout() {
     want.sort();
     assert_eq!(calls_sorted, want);
 }
+
+#[test]
+fn a_copy_whose_name_says_nothing_is_told_by_its_first_line() {
+    // As `loopguard transcripts -` or `<(cat events.jsonl)` hands the file over: no name to go by.
+    let tmp = tempfile::tempdir().unwrap();
+    for cli in clis().iter().filter(|c| matches!(c.format, SourceFormat::CopilotCli | SourceFormat::QwenCode)) {
+        let path = tmp.path().join(format!("{}-input", cli.dir));
+        std::fs::copy(fixture(cli, "loop"), &path).unwrap();
+        let trace = read(&path);
+        assert_eq!(
+            (trace.info.format.clone(), trace.info.session_key.as_str()),
+            (cli.format.clone(), cli.loop_session)
+        );
+        assert_eq!(trace.read.stats.tool_calls, u64::from(cli.loop_calls), "{}", cli.dir);
+    }
+}

@@ -93,6 +93,8 @@ mod tests {
             (r#"{"type":"session","version":3,"id":"s"}"#, Content::Transcript),
             (r#"{"type":"session_meta","payload":{"id":"c"}}"#, Content::Transcript),
             (r#"{"sessionId":"g","projectHash":"h","kind":"main"}"#, Content::Transcript),
+            (r#"{"type":"session.start","data":{"sessionId":"c","producer":"copilot-agent"}}"#, Content::Transcript),
+            (r#"{"uuid":"u","sessionId":"q","type":"user","provenance":"real_user"}"#, Content::Transcript),
             (r#"{"kind":"tool_call","session":"s","tool":"read","args":{}}"#, Content::Other(OtherFormat::Trace)),
             (
                 r#"{"traceSchema":"openclaw-trajectory","type":"session.started"}"#,
