@@ -54,6 +54,12 @@ pub enum Command {
     /// directory of them, a trajectory export), replay them, and report per session where the
     /// guard warns, blocks and aborts; with --set/--compare, what changes under another config.
     ///
+    /// The coding CLIs' own histories are read too, as loopguard's hooks and plugins see the
+    /// calls: Claude Code (~/.claude/projects), Codex (~/.codex/sessions), Gemini CLI
+    /// (~/.gemini/tmp), OpenCode (~/.local/share/opencode/opencode.db), GitHub Copilot CLI
+    /// (~/.copilot/session-state), Cline (~/.cline/data/sessions) and Qwen Code
+    /// (~/.qwen/projects); pass the folder or a file.
+    ///
     /// Without --config the replay is under OpenClaw's defaults (`{}`, in which the rolling loop
     /// detectors are off); --agent-default decides as the agent-facing hosts do.
     #[command(

@@ -161,3 +161,83 @@ fn a_damaged_cli_transcript_is_named_by_line_and_still_reported() {
         );
     }
 }
+
+/// The four CLIs whose histories `transcripts/tests/fixtures/make-chat-cli-fixtures.sh` wrote:
+/// (format, fixture of the loop, its session id, the looping tool, its calls). In each loop a
+/// stand-in guard denied every identical call from the 4th on.
+fn chat_clis() -> Vec<(&'static str, &'static str, &'static str, &'static str, u64)> {
+    vec![
+        ("opencode", "opencode/loop.db", "ses_daecb27a3ffey18xJMFLr53QkH", "bash", 25),
+        ("copilot", "copilot/loop.jsonl", "4b60d5f4-148b-4973-bf4b-c09b120004be", "bash", 25),
+        ("cline", "cline/loop", "1796658774385_kvxyc", "run_commands", 5),
+        ("qwen-code", "qwen-code/loop.jsonl", "ed6be6b1-d170-45b6-861e-dcd34655a2a5", "run_shell_command", 4),
+    ]
+}
+
+fn chat_fixture(path: &str) -> PathBuf {
+    workspace_root().join("transcripts/tests/fixtures").join(path)
+}
+
+#[test]
+fn each_chat_clis_loop_blocks_under_the_agent_default_where_the_live_guard_blocks() {
+    // The default the plugins and hooks run (`--agent-default`: the cautious preset): its
+    // sameResult blocks the 4th identical call after 3 identical outcomes (guest/src/config/
+    // detection.rs; tests/agent-clis/scenarios.py POLL_BLOCK). Calls 4 on were denied live, so
+    // they have no outcome, and the replay must block at 4, not later.
+    for (format, fixture, session, tool, calls) in chat_clis() {
+        let run = loopguard([
+            "transcripts".as_ref(),
+            "--json".as_ref(),
+            "--agent-default".as_ref(),
+            chat_fixture(fixture).as_os_str(),
+        ])
+        .success();
+        let report = lines(&run);
+        let row = report.iter().find(|l| l["type"] == "session" && l["session_key"] == session);
+        let ok = row.is_some_and(|r| {
+            r["format"] == format
+                && r["tool_calls"] == calls
+                && r["first_block"]["call"] == 4
+                && r["first_block"]["detector"] == "same_result"
+                && r["first_block"]["tool"] == tool
+        });
+        run.check(ok, &format!("{format}: the first block is call 4 (same_result {tool})"));
+    }
+}
+
+#[test]
+fn a_damaged_chat_cli_history_is_named_by_place_and_the_rest_still_reported() {
+    let dir = TempDir::new("transcripts-chat-clis-damaged");
+    // Copilot CLI and Qwen Code: a line; OpenCode: a part row; beside an intact Cline task.
+    let mut damaged = Vec::new();
+    for (fixture, line) in [("copilot/loop.jsonl", 2), ("qwen-code/loop.jsonl", 2)] {
+        let text = std::fs::read_to_string(chat_fixture(fixture)).expect("fixture");
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[line - 1] = "{\"oops\": ";
+        let name = fixture.replace('/', "-");
+        damaged.push((dir.write(&name, lines.join("\n") + "\n"), format!("line {line}")));
+    }
+    let db = dir.path().join("opencode.db");
+    std::fs::copy(chat_fixture("opencode/loop.db"), &db).expect("copy");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute("UPDATE part SET data = '{oops' WHERE rowid = 1", []).expect("damage");
+    drop(conn);
+    damaged.push((db, "rowid 1".to_string()));
+    let mut args: Vec<std::ffi::OsString> = vec!["transcripts".into(), "--json".into(), "--agent-default".into()];
+    args.extend(damaged.iter().map(|(p, _)| p.clone().into_os_string()));
+    args.push(chat_fixture("cline/loop").into_os_string());
+    let run = loopguard(&args);
+    let err = run.stderr();
+    let named = damaged.iter().all(|(path, place)| {
+        err.lines()
+            .any(|l| l.starts_with("loopguard: ") && l.contains(&path.display().to_string()) && l.contains(place))
+    });
+    let out = lines(&run);
+    let reported = chat_clis().iter().all(|(_, _, session, _, _)| {
+        out.iter().any(|l| l["type"] == "session" && l["session_key"] == *session && l["first_block"]["call"] == 4)
+    });
+    run.code(1).check(
+        named && reported && !err.contains("panicked"),
+        "each damaged place named; all four sessions still reported",
+    );
+}

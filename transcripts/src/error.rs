@@ -16,6 +16,8 @@ pub enum Location {
     Line(u64),
     /// An element of `entries` in a trajectory export's `session-branch.json`, 1-based.
     Entry(u64),
+    /// A row of another SQLite history (OpenCode's `part` table), by its `rowid`.
+    Rowid(i64),
 }
 
 impl fmt::Display for Location {
@@ -24,6 +26,7 @@ impl fmt::Display for Location {
             Location::Row(seq) => write!(f, "row seq {seq}"),
             Location::Line(n) => write!(f, "line {n}"),
             Location::Entry(n) => write!(f, "entry {n}"),
+            Location::Rowid(n) => write!(f, "rowid {n}"),
         }
     }
 }

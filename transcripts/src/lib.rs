@@ -25,7 +25,10 @@
 //! `PATH` is a state directory (`~/.openclaw`), an agent's `.sqlite`, a JSONL transcript or a
 //! directory of them, or a trajectory export; or a coding CLI's history: Claude Code sessions
 //! (`~/.claude/projects`), Codex rollouts (`~/.codex/sessions`), Gemini CLI chats
-//! (`~/.gemini/tmp`), read as their hooks saw the calls ([`cli_tool_result`]). `--set KEY=VALUE` (repeatable) and `--compare FILE`
+//! (`~/.gemini/tmp`), Copilot CLI session logs (`~/.copilot/session-state`) and Qwen Code chats
+//! (`~/.qwen/projects`), read as their hooks saw the calls ([`cli_tool_result`]); OpenCode's
+//! database (`~/.local/share/opencode/opencode.db`) and Cline's tasks
+//! (`~/.cline/data/sessions`), read as loopguard's in-process plugins saw them. `--set KEY=VALUE` (repeatable) and `--compare FILE`
 //! replay a second time under the changed config and list the sessions whose verdicts change.
 //!
 //! ## The library

@@ -27,11 +27,19 @@ pub enum SourceFormat {
     Codex,
     /// A Gemini CLI chat (`~/.gemini/tmp/<project>/chats/session-*.jsonl`).
     GeminiCli,
+    /// An OpenCode session in its SQLite database (`~/.local/share/opencode/opencode.db`).
+    OpenCode,
+    /// A GitHub Copilot CLI session log (`~/.copilot/session-state/<sessionId>/events.jsonl`).
+    CopilotCli,
+    /// A Cline task (`~/.cline/data/sessions/<sessionId>/<sessionId>.messages.json`).
+    Cline,
+    /// A Qwen Code chat (`~/.qwen/projects/<project>/chats/<sessionId>.jsonl`).
+    QwenCode,
 }
 
 impl SourceFormat {
     /// A short name for reports: `sqlite`, `jsonl`, `trajectory`, `cold`, `archive`,
-    /// `claude-code`, `codex` or `gemini`.
+    /// `claude-code`, `codex`, `gemini`, `opencode`, `copilot`, `cline` or `qwen-code`.
     pub fn name(&self) -> &'static str {
         match self {
             SourceFormat::AgentStore => "sqlite",
@@ -42,6 +50,10 @@ impl SourceFormat {
             SourceFormat::ClaudeCode => "claude-code",
             SourceFormat::Codex => "codex",
             SourceFormat::GeminiCli => "gemini",
+            SourceFormat::OpenCode => "opencode",
+            SourceFormat::CopilotCli => "copilot",
+            SourceFormat::Cline => "cline",
+            SourceFormat::QwenCode => "qwen-code",
         }
     }
 }

@@ -53,6 +53,9 @@ pub(crate) enum CliOutcome {
     Output(Value),
     /// The tool failed: the error text.
     Failed(String),
+    /// The tool failed, and the guard got the error as this value (an in-process plugin hands
+    /// the policy the tool's own error value, not a text).
+    FailedWith(Value),
     /// A hook denied the call (the CLI's "blocked by hook" result): the guard recorded no outcome.
     Denied,
 }
@@ -172,6 +175,7 @@ impl CliMapper {
         let (outcome, recorded) = match outcome {
             CliOutcome::Output(result) => (Outcome::Result(result), Recorded::Completed { loop_warning: None }),
             CliOutcome::Failed(text) => (Outcome::Error(Value::String(text)), Recorded::Failed),
+            CliOutcome::FailedWith(error) => (Outcome::Error(error), Recorded::Failed),
             CliOutcome::Denied => {
                 // No post-tool hook fires for a denied call: the guard saw no outcome.
                 self.stats.unrecorded_outcomes += 1;

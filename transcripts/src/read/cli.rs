@@ -1,13 +1,15 @@
-//! What the three coding CLIs' transcript files have in common: JSON Lines, one session per
-//! file, and a first line that says which CLI wrote it. Shared by [`super::claude`],
-//! [`super::codex`] and [`super::gemini`], and by discovery, which asks [`identify`] before it
-//! tries the file as a pi transcript.
+//! What the coding CLIs' JSON Lines transcript files have in common: one session per file, and
+//! a first line that says which CLI wrote it. Shared by [`super::claude`], [`super::codex`],
+//! [`super::gemini`], [`super::copilot`] and [`super::qwen`], and by discovery, which asks
+//! [`identify`] before it tries the file as a pi transcript.
 //!
 //! | CLI | where | first line |
 //! |---|---|---|
 //! | Claude Code | `~/.claude/projects/<cwd with / as ->/<sessionId>.jsonl` | any record with `sessionId` and `type` (`queue-operation`, `user`, `summary`, …) |
 //! | Codex | `~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl` | `{"type":"session_meta","payload":{"id":…}}` |
 //! | Gemini CLI | `~/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl` | `{"sessionId":…,"projectHash":…,"kind":"main"}` |
+//! | Copilot CLI | `~/.copilot/session-state/<sessionId>/events.jsonl` | `{"type":"session.start","data":{"sessionId":…}}` |
+//! | Qwen Code | `~/.qwen/projects/<cwd with / as ->/chats/<sessionId>.jsonl` | a record with `sessionId`, `type` and Qwen Code's `provenance` (or Gemini-style `message.parts`) |
 
 use std::path::Path;
 use std::sync::Arc;
@@ -45,6 +47,11 @@ pub(super) fn identify(path: &Path) -> Option<SessionInfo> {
                     found = Some((SourceFormat::Codex, id));
                     return false;
                 }
+                if ty.as_deref() == Some("session.start") {
+                    let id = v.get("data").and_then(Value::as_object).and_then(|d| text(d, "sessionId"));
+                    found = Some((SourceFormat::CopilotCli, id));
+                    return false;
+                }
                 if v.contains_key("projectHash") && v.contains_key("sessionId") {
                     found = Some((SourceFormat::GeminiCli, text(&v, "sessionId")));
                     return false;
@@ -52,7 +59,11 @@ pub(super) fn identify(path: &Path) -> Option<SessionInfo> {
                 if ty.is_none() || ty.as_deref() == Some("session") {
                     return false;
                 }
-                found = Some((SourceFormat::ClaudeCode, text(&v, "sessionId")));
+                // Qwen Code's records look like Claude Code's (`uuid`, `sessionId`, `type`) but say
+                // where they come from (`provenance`) and hold Gemini-style `parts`.
+                let qwen = v.contains_key("provenance") || v.get("message").is_some_and(|m| m.get("parts").is_some());
+                let format = if qwen { SourceFormat::QwenCode } else { SourceFormat::ClaudeCode };
+                found = Some((format, text(&v, "sessionId")));
             }
             Some((_, Some(_))) => return false,
             Some((format, None)) => found = Some((format.clone(), text(&v, "sessionId"))),
@@ -60,13 +71,13 @@ pub(super) fn identify(path: &Path) -> Option<SessionInfo> {
         found.as_ref().is_some_and(|f| f.1.is_none()) && number < ID_SEARCH_LINES
     });
     let (format, id) = found?;
-    if format == SourceFormat::ClaudeCode && id.is_none() {
+    if matches!(format, SourceFormat::ClaudeCode | SourceFormat::QwenCode) && id.is_none() {
         // A record with a `type` but no `sessionId` anywhere near the top: not Claude Code's.
         return None;
     }
     let session_key = id.unwrap_or_else(|| stem.clone());
     // Claude Code's subagent transcripts share their parent's `sessionId`: the file name tells
-    // them apart. Codex and Gemini name one session per file.
+    // them apart. The others name one session per file.
     let session_id = if format == SourceFormat::ClaudeCode { stem } else { session_key.clone() };
     Some(SessionInfo {
         file: path.to_path_buf(),

@@ -1,7 +1,8 @@
 //! Finding sessions under the paths an operator passes.
 //!
 //! Accepted: the coding CLIs' transcripts (a Claude Code session, a Codex rollout, a Gemini CLI
-//! chat, or a directory holding them such as `~/.claude/projects`), an OpenClaw state directory (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
+//! chat, a Copilot CLI `events.jsonl`, a Qwen Code chat, a Cline `<id>.messages.json`, OpenCode's
+//! `opencode.db`, or a directory holding them such as `~/.claude/projects`), an OpenClaw state directory (`<state>/agents/<agentId>/agent/openclaw-agent.sqlite`,
 //! plus legacy `<state>/agents/<agentId>/sessions/*.jsonl`), one agent `.sqlite` file, one pi
 //! JSONL transcript, a trajectory export directory (or its `session-branch.json`), or any
 //! directory holding these (searched a few levels deep); a file named by the caller whose name
@@ -21,6 +22,7 @@ use super::jsonl::{is_transcript_name, probe, Header};
 use super::sniff::{self, Content};
 use super::sqlite::{is_sqlite, Store};
 use super::trajectory::{identity, BRANCH_FILE, EVENTS_FILE};
+use super::{cline, opencode};
 use crate::error::{Error, ErrorKind};
 use crate::record::non_blank_value;
 use crate::session::{agent_from_key, KeySource, SessionInfo, SourceFormat};
@@ -91,10 +93,16 @@ impl Found {
             || (name == "events.jsonl" && parent.join(BRANCH_FILE).is_file())
         {
             self.trajectory(parent);
+        } else if is_sqlite(path) && opencode::is_opencode(path) {
+            self.opencode(path);
         } else if is_sqlite(path) || (explicit && has_database_extension(path)) {
             // A named `.sqlite` that is not SQLite is opened anyway: SQLite's own "file is not a
             // database" says more than "not a transcript source".
             self.store(path, explicit);
+        } else if let Some(task) = cline::identify(path) {
+            if self.first_time(path) {
+                self.sessions.push(task);
+            }
         } else if is_transcript_name(name) {
             self.jsonl(path, explicit);
         } else if explicit {
@@ -172,6 +180,17 @@ impl Found {
     fn first_time(&mut self, path: &Path) -> bool {
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         self.seen_files.insert(canonical)
+    }
+
+    /// OpenCode's database: one session per `session` row.
+    fn opencode(&mut self, path: &Path) {
+        if !self.first_time(path) {
+            return;
+        }
+        match opencode::sessions(path) {
+            Ok(sessions) => self.sessions.extend(sessions),
+            Err(e) => self.errors.push(e),
+        }
     }
 
     fn store(&mut self, path: &Path, explicit: bool) {
@@ -272,7 +291,14 @@ impl Found {
             SourceFormat::AgentStore => 0,
             SourceFormat::ColdArchive | SourceFormat::StoreArchive => 1,
             SourceFormat::Trajectory => 2,
-            SourceFormat::Jsonl | SourceFormat::ClaudeCode | SourceFormat::Codex | SourceFormat::GeminiCli => 3,
+            SourceFormat::Jsonl
+            | SourceFormat::ClaudeCode
+            | SourceFormat::Codex
+            | SourceFormat::GeminiCli
+            | SourceFormat::OpenCode
+            | SourceFormat::CopilotCli
+            | SourceFormat::Cline
+            | SourceFormat::QwenCode => 3,
         };
         let mut best: HashMap<(Option<String>, String), (usize, usize)> = HashMap::new();
         for (i, s) in self.sessions.iter().enumerate() {

@@ -16,16 +16,23 @@
 //! - [`tree`]: which records are on a session's active branch (for `sqlite` and `jsonl`);
 //! - [`lines`]: bounded line reading, shared by `jsonl` and `trajectory`;
 //! - [`sniff`]: what a file whose name says nothing is, by its first line;
-//! - [`claude`], [`codex`], [`gemini`]: the coding CLIs' transcripts (Claude Code sessions,
-//!   Codex rollouts, Gemini CLI chats), with what they share in [`cli`].
+//! - [`claude`], [`codex`], [`gemini`], [`copilot`], [`qwen`]: the coding CLIs' JSON Lines
+//!   transcripts (Claude Code sessions, Codex rollouts, Gemini CLI chats, Copilot CLI session
+//!   logs, Qwen Code chats), with what they share in [`cli`];
+//! - [`opencode`] (OpenCode's SQLite database) and [`cline`] (Cline's task files): the coding
+//!   CLIs that run loopguard in-process, read as their plugins see the calls.
 
 mod claude;
 mod cli;
+mod cline;
 mod codex;
+mod copilot;
 mod discover;
 mod gemini;
 mod jsonl;
 mod lines;
+mod opencode;
+mod qwen;
 mod session_read;
 mod sniff;
 mod sqlite;
@@ -111,6 +118,10 @@ impl Importer {
             SourceFormat::ClaudeCode => claude::read_session(info, sink, &mut out),
             SourceFormat::Codex => codex::read_session(info, sink, &mut out),
             SourceFormat::GeminiCli => gemini::read_session(info, sink, &mut out),
+            SourceFormat::OpenCode => opencode::read_session(info, sink, &mut out),
+            SourceFormat::CopilotCli => copilot::read_session(info, sink, &mut out),
+            SourceFormat::Cline => cline::read_session(info, sink, &mut out),
+            SourceFormat::QwenCode => qwen::read_session(info, sink, &mut out),
         }
         out.finish()
     }

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `"traceSchema": "openclaw-trajectory"` | a trajectory export's `events.jsonl`: its directory holds the session's identity |
 //! | `"kind"`: a trace event kind (`tool_call`, …) | a loopguard trace (docs/spec/trace-format.md) |
-//! | a `"type"`, or Gemini CLI's `"sessionId"` + `"projectHash"` header | a transcript: pi (OpenClaw), Claude Code, Codex or Gemini CLI, told apart as for a `.jsonl` ([`super::cli::identify`], then the pi header) |
+//! | a `"type"`, or Gemini CLI's `"sessionId"` + `"projectHash"` header | a transcript: pi (OpenClaw), Claude Code, Codex, Gemini CLI, Copilot CLI or Qwen Code, told apart as for a `.jsonl` ([`super::cli::identify`], then the pi header) |
 //! | anything else | not a transcript source |
 
 use std::path::Path;
@@ -93,6 +93,8 @@ mod tests {
             (r#"{"type":"session","version":3,"id":"s"}"#, Content::Transcript),
             (r#"{"type":"session_meta","payload":{"id":"c"}}"#, Content::Transcript),
             (r#"{"sessionId":"g","projectHash":"h","kind":"main"}"#, Content::Transcript),
+            (r#"{"type":"session.start","data":{"sessionId":"c","producer":"copilot-agent"}}"#, Content::Transcript),
+            (r#"{"uuid":"u","sessionId":"q","type":"user","provenance":"real_user"}"#, Content::Transcript),
             (r#"{"kind":"tool_call","session":"s","tool":"read","args":{}}"#, Content::Other(OtherFormat::Trace)),
             (
                 r#"{"traceSchema":"openclaw-trajectory","type":"session.started"}"#,

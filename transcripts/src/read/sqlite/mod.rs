@@ -17,4 +17,4 @@ mod list;
 mod read;
 mod store;
 
-pub(super) use store::{is_sqlite, Store};
+pub(super) use store::{is_sqlite, open_read_only, sqlite_err, Store};

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, ErrorKind};
 
-pub(super) fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
+pub(crate) fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
     Error::new(ErrorKind::Sqlite(e), path)
 }
 
@@ -46,28 +46,11 @@ impl Store {
         if let Err(e) = std::fs::metadata(path) {
             return Err(Error::new(ErrorKind::Io(e), path));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let first = Connection::open_with_flags(file_uri(path, "mode=ro"), flags)
-            .and_then(|c| Self::tables(&c).map(|t| (c, t)));
-        let (conn, tables) = match first {
-            Ok(ok) => ok,
-            Err(e) if is_cantopen(&e) => Connection::open_with_flags(file_uri(path, "mode=ro&immutable=1"), flags)
-                .and_then(|c| Self::tables(&c).map(|t| (c, t)))
-                .map_err(|e| sqlite_err(path, e))?,
-            Err(e) => return Err(sqlite_err(path, e)),
-        };
-        conn.execute_batch("PRAGMA query_only = 1;").map_err(|e| sqlite_err(path, e))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(|e| sqlite_err(path, e))?;
+        let (conn, tables) = open_read_only(path)?;
         if !tables.contains("transcript_events") {
             return Err(Error::new(ErrorKind::MissingTable("transcript_events"), path));
         }
         Ok(Store { path: path.to_path_buf(), conn, tables })
-    }
-
-    fn tables(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
-        let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
-        let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        names.collect()
     }
 
     pub(super) fn optional_stmt(&self, table: &str, sql: &str) -> Result<Option<rusqlite::Statement<'_>>, Error> {
@@ -76,6 +59,28 @@ impl Store {
         }
         self.conn.prepare(sql).map(Some).map_err(|e| sqlite_err(&self.path, e))
     }
+}
+
+/// Opens any SQLite file read-only (as [`Store::open`] says why), with its table names: shared
+/// with the other SQLite history this crate reads (OpenCode's).
+pub(crate) fn open_read_only(path: &Path) -> Result<(Connection, HashSet<String>), Error> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let tables = |conn: &Connection| -> rusqlite::Result<HashSet<String>> {
+        let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+        let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        names.collect()
+    };
+    let first = Connection::open_with_flags(file_uri(path, "mode=ro"), flags).and_then(|c| tables(&c).map(|t| (c, t)));
+    let (conn, tables) = match first {
+        Ok(ok) => ok,
+        Err(e) if is_cantopen(&e) => Connection::open_with_flags(file_uri(path, "mode=ro&immutable=1"), flags)
+            .and_then(|c| tables(&c).map(|t| (c, t)))
+            .map_err(|e| sqlite_err(path, e))?,
+        Err(e) => return Err(sqlite_err(path, e)),
+    };
+    conn.execute_batch("PRAGMA query_only = 1;").map_err(|e| sqlite_err(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(|e| sqlite_err(path, e))?;
+    Ok((conn, tables))
 }
 
 fn is_cantopen(e: &rusqlite::Error) -> bool {
