@@ -80,6 +80,8 @@ def test_the_same_echo_polled_is_blocked_at_the_replayed_call_with_the_policy_te
     warn = sc.first(decisions, "warn", notify=True)
     assert notes(reqs, warn.call) == [] and notes(reqs, n + 1) == [warn.message], cline.describe()
     assert max(r["turn"] for r in reqs) == n + 1 and p.returncode == 0, cline.describe()
+    # Cline's task history, read by `loopguard transcripts`, blocks where the plugin did.
+    assert sc.transcripts_first_block(tmp_path, cline.home / ".cline" / "data")["call"] == block.call
 
 
 def test_under_the_recommended_preset_the_ladder_stops_the_task(cline, tmp_path):

@@ -39,6 +39,8 @@ def test_the_same_poll_is_denied_from_the_replayed_call_on_and_the_session_goes_
     shown, notes = work.CopilotShape(copilot.proj).shown(sc.results_of_call(reqs, warn.call)[0]["text"])
     assert notes == [warn.message] and "still-running" in shown, copilot.describe()
     assert {r["turn"]: r["all"] for r in reqs}[n + 1].count(warn.message) == 1, copilot.describe()
+    # The session log Copilot CLI wrote, read by `loopguard transcripts`, blocks where the hook did.
+    assert sc.transcripts_first_block(tmp_path, copilot.home / ".copilot" / "session-state")["call"] == block.call
 
 
 def test_under_the_recommended_preset_the_ladders_stop_denies_every_later_call(copilot, tmp_path):

@@ -86,6 +86,8 @@ def test_the_same_echo_polled_is_denied_from_the_replayed_call_on_and_the_sessio
     assert ran[warn.call - 1] == f"still-running\n\n\n{warn.message}", opencode.describe()
     assert {r["turn"]: r["all"] for r in reqs}[n + 1].count(warn.message) == 1, opencode.describe()
     assert max(r["turn"] for r in reqs) == n + 1 and p.returncode == 0, opencode.describe()
+    # OpenCode's database, read by `loopguard transcripts`, blocks where the plugin did.
+    assert sc.transcripts_first_block(tmp_path, opencode.home / ".local" / "share" / "opencode")["call"] == block.call
 
 
 def test_under_the_recommended_preset_the_ladder_aborts_the_session(opencode, tmp_path):

@@ -66,7 +66,8 @@ def test_the_same_poll_is_denied_at_the_replayed_call_with_the_policys_text(qwen
             assert ("loopguard: " + note if note else None) == (warn.message if d is warn else None), qwen.describe()
     assert {r["turn"]: r["all"] for r in reqs}[warn.call + 1].count(warn.message) == 1, qwen.describe()
     assert "Loop detection halted the run" in p.stdout + p.stderr, qwen.describe()
-
+    # The chat Qwen Code recorded, read by `loopguard transcripts`, blocks where the hook did.
+    assert sc.transcripts_first_block(tmp_path, qwen.home / ".qwen" / "projects")["call"] == block.call
 
 
 def qwen_deny(message):
