@@ -7,14 +7,19 @@
    the Python wheel (`import loopguard`, a guard, one decision), in the same run, interleaved so
    that the machine's load hits all of them alike. p50 and p99 of each.
 2. With --clis: a 30-turn looping session in each real CLI with loopguard's plugin, with the same
-   plugin whose hook is a trivial shell script (what the CLI's hook dispatch costs by itself) and
-   with no hooks, paired runs, wall time and ratios. The plugin's config keeps the default's detectors
-   (OpenClaw's and the recommended preset's) on but raises their thresholds above 30 here, so
-   that both runs do the same 30 turns and the difference is the hooks' cost (under the default
-   config the guard ends the session at the 6th call: shorter than without the guard).
+   plugin whose hook is a trivial shell script (what the CLI's hook dispatch costs by itself), with
+   that trivial plugin carrying the binary's bytes beside the script, not run (what the plugin's
+   size costs: Codex hashes every file of a plugin before each of its hook calls), and with no
+   hooks, paired runs, wall time and ratios. The plugin's config keeps the default's detectors
+   (OpenClaw's and the recommended preset's) on but raises their thresholds above 30 here (the
+   streaks' re-run and other-arguments levels too), so that every run does the same 30 tool calls
+   and the difference is the hooks' cost (under the default config the guard ends the session at
+   the 6th call, or in Codex denies every call from then on).
 
 Usage: scripts/bench-hook.py [--bin target/release/loopguard] [--runs 300] [--config FILE] [--host claude-code|copilot]
-                             [--clis] [--cli-runs 3]
+                             [--clis] [--cli-runs 3] [--cli claude|codex|gemini]
+
+--cli times that CLI only (repeatable), e.g. `--clis --cli codex --cli-runs 5`.
 
 --host copilot times `loopguard hook copilot preToolUse` / `postToolUse` on Copilot CLI's events.
 
@@ -107,7 +112,7 @@ def hook_figures(binary, runs, config=None, host="claude-code"):
     return times
 
 
-def cli_figures(runs):
+def cli_figures(runs, only=None):
     sys.path.insert(0, str(ROOT / "tests" / "agent-clis"))
     import clis  # noqa: E402
 
@@ -119,7 +124,13 @@ def cli_figures(runs):
     shutil.copytree(plugins, trivial)
     for binary in trivial.glob("**/bin/loopguard"):
         binary.write_text("#!/bin/sh\ncat >/dev/null\necho '{}'\n")
-    late = {"warnAt": 40, "blockAt": 60}
+    # And with the binary's bytes beside that script (never run): a CLI that reads the plugin's
+    # files on every hook call (Codex fingerprints them for its trust check) pays for its size.
+    sized = work / "plugins-trivial-sized"
+    shutil.copytree(trivial, sized)
+    for script in sized.glob("**/bin/loopguard"):
+        shutil.copy(plugins / script.relative_to(sized), script.with_name("loopguard.bytes"))
+    late = {"warnAt": 40, "blockAt": 60, "rerunWarnAt": 40, "rerunBlockAt": 60, "variedWarnAt": 40, "variedBlockAt": 60}
     high = json.dumps({"tools": {"loopDetection": {"enabled": True, "warningThreshold": 50, "criticalThreshold": 100,
                                                    "globalCircuitBreakerThreshold": 200}},
                        "loopguard": {"preset": "recommended", "detectors": {
@@ -128,11 +139,15 @@ def cli_figures(runs):
     (work / "high.json").write_text(high)
     print(f"\n30-turn looping session (the same echo), wall seconds, median of {runs} paired runs; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'CLI':12} {'no hooks':>9} {'trivial hook':>13} {'loopguard':>10} {'ratio':>6} {'trivial ratio':>14}")
+    print(f"{'CLI':12} {'no hooks':>9} {'trivial hook':>13} {'trivial, same bytes':>20} {'loopguard':>10} {'ratio':>6} "
+          f"{'trivial ratio':>14} {'vs trivial':>11} {'vs same bytes':>14}")
     for kind in (clis.Claude, clis.Codex, clis.Gemini):
+        if only and kind.name not in only:
+            continue
         bare = kind(work / f"{kind.name}-bare", plugins)
         guarded = kind(work / f"{kind.name}-guarded", plugins).install()
         floor = kind(work / f"{kind.name}-trivial", trivial).install()
+        floor_sized = kind(work / f"{kind.name}-trivial-sized", sized).install()
         if kind is clis.Codex:
             bare.config().parent.mkdir(parents=True, exist_ok=True)
             bare.config().write_text(clis.CODEX_CONFIG.replace("PORT", "9"))
@@ -140,15 +155,18 @@ def cli_figures(runs):
             settings = guarded.home / ".gemini" / "settings.json"
             (bare.home / ".gemini").mkdir(parents=True, exist_ok=True)
             (bare.home / ".gemini" / "settings.json").write_text(settings.read_text())
-        walls = {"bare": [], "trivial": [], "guarded": []}
+        walls = {"bare": [], "trivial": [], "sized": [], "guarded": []}
         for _ in range(runs):
-            for name, cli, env in (("bare", bare, {}), ("trivial", floor, {}),
+            for name, cli, env in (("bare", bare, {}), ("trivial", floor, {}), ("sized", floor_sized, {}),
                                    ("guarded", guarded, {"LOOPGUARD_CONFIG": work / "high.json"})):
                 p, reqs = cli.session({"FAKE_TURNS": 30}, env=env)
                 assert max(r["turn"] for r in reqs) == 31, cli.describe()
+                # Every run makes the same 30 calls, none denied (a denied call skips the tool and
+                # its after-tool hook, and the session would not be the same).
+                assert "loopguard:" not in json.dumps([r.get("results") for r in reqs]), cli.describe()
                 walls[name].append(p.elapsed)
-        b, t, g = (statistics.median(walls[k]) for k in ("bare", "trivial", "guarded"))
-        print(f"{kind.name:12} {b:9.2f} {t:13.2f} {g:10.2f} {g / b:6.2f} {t / b:14.2f}")
+        b, t, s, g = (statistics.median(walls[k]) for k in ("bare", "trivial", "sized", "guarded"))
+        print(f"{kind.name:12} {b:9.2f} {t:13.2f} {s:20.2f} {g:10.2f} {g / b:6.2f} {t / b:14.2f} {g / t:11.2f} {g / s:14.2f}")
 
 
 def main():
@@ -159,11 +177,12 @@ def main():
     ap.add_argument("--host", choices=sorted(HOSTS), default="claude-code", help="whose hook protocol (default claude-code)")
     ap.add_argument("--clis", action="store_true")
     ap.add_argument("--cli-runs", type=int, default=3)
+    ap.add_argument("--cli", action="append", choices=["claude", "codex", "gemini"], help="with --clis: this CLI only (repeatable)")
     args = ap.parse_args()
     os.environ.setdefault("LOOPGUARD_BIN", args.bin)
     hook_figures(args.bin, args.runs, args.config, args.host)
     if args.clis:
-        cli_figures(args.cli_runs)
+        cli_figures(args.cli_runs, args.cli)
 
 
 if __name__ == "__main__":

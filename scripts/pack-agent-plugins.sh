@@ -13,6 +13,11 @@
 # (scripts/bench-hook.py), and the user needs neither Rust nor Python. The hook commands find it
 # through the CLI's plugin-root variable. scripts/dist.sh calls this with dist/loopguard; the
 # end-to-end tests (tests/agent-clis/run.sh) with the release build.
+#
+# The copies are stripped of their symbol table (`strip`, where there is one; 24 -> 21 MB): Codex
+# 0.171 reads and hashes every file of a plugin before each of its hook calls (its trust check),
+# about 1 ms per MB per call, so every byte in the plugin is paid on every tool call (twice).
+# A panic's backtrace then shows addresses, not function names.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:?usage: pack-agent-plugins.sh OUT LOOPGUARD_BINARY}"
@@ -26,5 +31,8 @@ done
 for plugin_root in "$OUT/claude-code-plugin/plugin" "$OUT/codex-plugin/plugins/loopguard" "$OUT/gemini-extension" "$OUT/copilot-hooks"; do
     mkdir -p "$plugin_root/bin"
     cp "$BIN" "$plugin_root/bin/loopguard"
+    if command -v strip >/dev/null && ! strip "$plugin_root/bin/loopguard" 2>/dev/null; then
+        cp "$BIN" "$plugin_root/bin/loopguard"  # not a format this strip knows: keep it whole
+    fi
     chmod 755 "$plugin_root/bin/loopguard"
 done
