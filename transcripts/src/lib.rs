@@ -95,7 +95,7 @@ mod whatif;
 pub use bom::{skip_bom, strip_bom, BOM};
 pub use error::{Error, ErrorKind, Location};
 pub use event::{Compaction, EventKind, EventRef, ImportedEvent, Outcome, Recorded, ToolCall, ToolResult, TraceEvent};
-pub use mapping::{cli_tool_result, SessionStats};
+pub use mapping::{cli_tool_result, copilot_shell_footer, SessionStats};
 pub use overrides::{apply_overrides, OverrideError};
 pub use progress::{progress_fn, NoProgress, Progress, ProgressFn, TerminalProgress};
 pub use read::{discover, Discovery, ImportOptions, Importer, SessionRead, SessionTrace, Skipped, Traces};

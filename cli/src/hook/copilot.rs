@@ -18,6 +18,7 @@
 //! non-zero exit code makes the call one that failed (`Exit code X` and the output), as Claude
 //! Code reports a failed command.
 
+use loopguard_transcripts::copilot_shell_footer as shell_footer;
 use serde_json::{json, Value};
 
 use super::event::{Answer, Call, Event, Hook, Outcome, Point, Reply};
@@ -73,19 +74,6 @@ fn outcome(result: Option<&Value>) -> Outcome {
             Outcome::Threw(Value::from(error).to_string())
         }
         _ => Outcome::Threw(Value::from(output).to_string()),
-    }
-}
-
-/// Splits `<output>\n<shellId: N completed with exit code X>` into the output (its trailing
-/// newlines dropped) and X; a text without the footer is all output.
-fn shell_footer(text: &str) -> (&str, Option<i64>) {
-    let trimmed = text.trim_end();
-    let Some(start) = trimmed.rfind("<shellId: ").filter(|_| trimmed.ends_with('>')) else { return (text, None) };
-    let footer = &trimmed[start..trimmed.len() - 1];
-    let code = footer.rsplit_once("exit code ").and_then(|(_, code)| code.trim().parse().ok());
-    match code {
-        Some(code) => (trimmed[..start].trim_end_matches('\n'), Some(code)),
-        None => (text, None),
     }
 }
 

@@ -46,6 +46,21 @@ pub fn cli_tool_result(response: &Value) -> Value {
     }
 }
 
+/// Splits Copilot CLI's shell result, `<output>\n<shellId: N completed with exit code X>`, into
+/// the output (its trailing newlines dropped) and X; a text without the footer is all output.
+/// Why one function: the footer's N changes on every call, so the hook (`loopguard hook copilot`)
+/// and the transcript reader must both read it away, the same way, to see the same outcomes.
+pub fn copilot_shell_footer(text: &str) -> (&str, Option<i64>) {
+    let trimmed = text.trim_end();
+    let Some(start) = trimmed.rfind("<shellId: ").filter(|_| trimmed.ends_with('>')) else { return (text, None) };
+    let footer = &trimmed[start..trimmed.len() - 1];
+    let code = footer.rsplit_once("exit code ").and_then(|(_, code)| code.trim().parse().ok());
+    match code {
+        Some(code) => (trimmed[..start].trim_end_matches('\n'), Some(code)),
+        None => (text, None),
+    }
+}
+
 /// What a CLI recorded as a tool call's outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum CliOutcome {

@@ -26,7 +26,7 @@ use crate::session::SessionInfo;
 use crate::timestamp::parse_iso_ms;
 use loopguard_policy::config::profile::releases::normalize_tool_name;
 
-pub use agent_cli::cli_tool_result;
+pub use agent_cli::{cli_tool_result, copilot_shell_footer};
 pub(crate) use agent_cli::{CliMapper, CliOutcome};
 use outcome::classify;
 pub use stats::SessionStats;

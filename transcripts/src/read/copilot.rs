@@ -37,22 +37,8 @@ use super::cli::{content_text, each_record, timestamp};
 use super::session_read::ReadBuilder;
 use crate::error::Location;
 use crate::event::ImportedEvent;
-use crate::mapping::{cli_tool_result, CliMapper, CliOutcome};
+use crate::mapping::{cli_tool_result, copilot_shell_footer as shell_footer, CliMapper, CliOutcome};
 use crate::session::SessionInfo;
-
-/// Splits `<output>\n<shellId: N completed with exit code X>` into the output (its trailing
-/// newlines dropped) and X; a text without the footer is all output. The same reading as the
-/// hook's (`cli/src/hook/copilot.rs`), so both see the same outcome.
-fn shell_footer(text: &str) -> (&str, Option<i64>) {
-    let trimmed = text.trim_end();
-    let Some(start) = trimmed.rfind("<shellId: ").filter(|_| trimmed.ends_with('>')) else { return (text, None) };
-    let footer = &trimmed[start..trimmed.len() - 1];
-    let code = footer.rsplit_once("exit code ").and_then(|(_, code)| code.trim().parse().ok());
-    match code {
-        Some(code) => (trimmed[..start].trim_end_matches('\n'), Some(code)),
-        None => (text, None),
-    }
-}
 
 /// The text the post-tool hook got: `content` without the guidance Copilot appended from the
 /// hooks' `additionalContext` afterwards.
