@@ -213,10 +213,11 @@ class HistoryReplay:
         the conversation extends; else a new one replayed from the start; None for a conversation
         without tool calls (replayed on its own)."""
         opening = _opening(conversation)
+        body: list[memoryview] = []  # the conversation's body, written once for all candidates
         for key in reversed(self.openings.get(opening, [])):
             cursor = self.cursors[key]
             if cursor.owner is None:
-                known = self._extend(cursor, conversation)
+                known = self._extend(cursor, conversation, body)
                 if known is not None:
                     self._touch(key)
                     return cursor, known
@@ -228,8 +229,12 @@ class HistoryReplay:
 
     # -- feeding --
 
-    def _extend(self, cursor: _Cursor, conversation: list[Any]) -> Optional[dict[str, Any]]:
-        """Feeds the new items; None when the conversation does not extend the cursor's."""
+    def _extend(
+        self, cursor: _Cursor, conversation: list[Any], body: Optional[list[memoryview]] = None
+    ) -> Optional[dict[str, Any]]:
+        """Feeds the new items; None when the conversation does not extend the cursor's.
+        ``body``: where the conversation's ``_body`` is kept once written (a cursor without a
+        session id compares it with its digest)."""
         n = cursor.consumed
         if len(conversation) < n or n == 0:
             return None
@@ -237,12 +242,14 @@ class HistoryReplay:
             return None
         digest = None
         if cursor.opening is not None:  # nothing vouches for the items between: compare them all
-            try:
-                body = _body(conversation)
-            except Exception:  # not plain data: never continued
-                return None
-            digest = (hashlib.sha256(body[: cursor.size]), body)
-            if cursor.size > len(body) or digest[0].digest() != cursor.digest:
+            body = [] if body is None else body
+            if not body:
+                try:
+                    body.append(_body(conversation))
+                except Exception:  # not plain data: never continued
+                    return None
+            digest = (hashlib.sha256(body[0][: cursor.size]), body[0])
+            if cursor.size > len(body[0]) or digest[0].digest() != cursor.digest:
                 return None
         new = _history.read(conversation[n:])
         ids = [item[0] for kind, item in new if kind == "call"]
