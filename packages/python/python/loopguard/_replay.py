@@ -91,7 +91,7 @@ def _body(items: list[Any]) -> memoryview:
     out = io.BytesIO()
     pickler = pickle.Pickler(out, 3)
     pickler.fast = True
-    pickler.dump(_PAD + tuple(items))
+    pickler.dump((*_PAD, *items))
     return out.getbuffer()[7:-2]  # PROTO 3, MARK, the pad; TUPLE, STOP
 
 
