@@ -8,14 +8,15 @@ Without LOOPGUARD_CONFIG, the agent-facing hosts' one default (host/src/agent.rs
 detection on, the `cautious` preset): the polling agent's 3rd identical call (the same result each
 time) brings the policy's warning to the model as a note on the next request, and its 4th call is
 replaced by the policy's text (finish_reason stop), streaming and non-streaming, with and without
-a session id; a healthy agent is untouched. Then a second proxy with LOOPGUARD_CONFIG naming
+a session id (the same call either way); a healthy agent is untouched. Then a second proxy with LOOPGUARD_CONFIG naming
 `{"loopguard":{"preset":"off"}}`: OpenClaw's rules alone (the 11th call warned, the 21st replaced),
 `enabled` filled in from the default, over a conversation long enough to cross the workers many
 times. What each call must get comes from the policy (policy.py: the spec's levels pinned,
 `loopguard replay` of the same calls under the same document written out by hand, `loopguard hook`
 without a config), never from the guardrail. Each request uses a fresh connection, so the turns of
 one conversation are spread over both workers (each replays what it did not see), except in the
-one-connection runs, where one worker serves every turn (and feeds only what is new). Exit 0 = all held."""
+one-connection runs, where one worker serves every turn (and feeds only what is new: found by the
+session id, or without one by the conversation's opening). Exit 0 = all held."""
 import json
 import os
 import socket
@@ -128,8 +129,11 @@ def polls(url, model_log, tag, want):
     notes_want = [[]] + [[m] if a == "warn" else [] for a, m in want[:first_block - 1]]
     stopped = []
     for mode in ("plain", "stream"):
-        for session, keepalive in ((f"poll-{tag}-{mode}-session", False), ("-", False), (f"poll-{tag}-{mode}-kept", True)):
-            marker = f"poll-{tag}-{mode}-{session}"
+        # Without a session id on one connection, one worker serves the whole conversation and
+        # continues it from the part already seen, found by its opening (the user text has the marker).
+        for session, keepalive in ((f"poll-{tag}-{mode}-session", False), ("-", False), (f"poll-{tag}-{mode}-kept", True),
+                                   ("-", True)):
+            marker = f"poll-{tag}-{mode}-{session}{'-kept' if keepalive else ''}"
             turns = agent(url, f"poll {marker}", mode, session, keepalive)
             stopped.append(len(turns))
             label = f"{tag}, {mode}, session {'header' if session != '-' else 'none'}{', one connection' if keepalive else ''}"
@@ -143,6 +147,8 @@ def polls(url, model_log, tag, want):
             warned = [r for r, n in enumerate(notes_want, 1) if n]
             check(got == notes_want, f"{label}: the model got the policy's warning as a note once, on request(s) {warned} "
                   f"(notes per request: {[len(n) for n in got]})")
+    check(len(set(stopped)) == 1, f"{tag}: with a session id or without, on one connection or not, the same call is the "
+          f"first one replaced: {stopped}")
     return stopped
 
 
@@ -196,7 +202,7 @@ def run(model_log):
         wait_http(f"http://127.0.0.1:{port}/health/liveliness", proxy, "litellm")
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         stopped = polls(url, model_log, "default", default_want)
-        check(stopped == [4] * 6, "without LOOPGUARD_CONFIG the 4th identical call is the first one replaced, as the "
+        check(stopped == [4] * 8, "without LOOPGUARD_CONFIG the 4th identical call is the first one replaced, as the "
               f"hook's default does (AGENT_DEFAULTS: the cautious preset): {stopped}")
         for mode in ("plain", "stream"):
             turns = agent(url, f"build healthy-{mode}", mode, f"healthy-{mode}")

@@ -20,10 +20,11 @@ detection is on with the ``cautious`` preset, the one default of every agent-fac
 
 Why the history: it is the source of truth, so one worker or several, one replica or several,
 decide alike (``_replay``: a worker feeds only the new part of a session's history when it served
-the previous turn, and replays the whole of it otherwise). The session is LiteLLM's session id
-(``x-litellm-session-id`` header, ``litellm_session_id`` or ``metadata.session_id``); a request
-without one replays on its own. No rule about loops lives here: the policy decides, this maps its
-verdicts onto LiteLLM's objects.
+the previous turn, and replays the whole of it otherwise). The conversation is told by LiteLLM's
+session id (``x-litellm-session-id`` header, ``litellm_session_id`` or ``metadata.session_id``), or,
+for a request without one, by its opening (the items up to its first user message) and a digest of
+what was already fed. No rule about loops lives here: the policy decides, this maps its verdicts
+onto LiteLLM's objects.
 """
 
 from __future__ import annotations
