@@ -2,10 +2,10 @@
 //! synchronous connection, like the rest of the host.
 //!
 //! One key per state key, `<prefix>{<state key>}` (the braces make the whole state key the
-//! cluster hash tag), holding the value `kv::encode` writes: a 16-digit hex version and the policy's
-//! blob. Reading is a `GET`; writing is [`CAS_SCRIPT`], which compares the version and sets
-//! value and TTL in one atomic step, and returns the current value on a conflict so that a
-//! retry needs no second read. The script runs by `EVALSHA` and falls back to `EVAL` when the
+//! cluster hash tag), holding a 16-digit hex version and the policy's blob (`kv::decode` reads
+//! it). Reading is a `GET`; writing is [`CAS_SCRIPT`], which compares the version and sets
+//! value, next version and TTL in one atomic step, and returns the current value on a conflict
+//! so that a retry needs no second read. The script runs by `EVALSHA` and falls back to `EVAL` when the
 //! server lost its script cache (a restart): the crate's `Script` does that.
 //!
 //! Every command runs under the connection's read and write timeouts; after any failure the
@@ -24,16 +24,26 @@ use redis::{Client, ClientTlsConfig, Connection, Script, TlsCertificates, Value}
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::kv::{decode, encode, Cas, StateStore, StoreError, StoreErrorKind, Versioned};
+use super::kv::{decode, Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 
-/// Compares the version header and sets value + TTL; 1 when written, else the current value
-/// (empty when the key is absent). No rule of the policy is here.
+/// Compares the version header; when it is still `ARGV[1]`, sets the blob `ARGV[2]` under the
+/// next version (`kv::next_version` on the server's clock: `TIME` in microseconds, or one more,
+/// whichever is larger) with the TTL `ARGV[3]` ms, and returns that version (an integer reply);
+/// else returns the current value (empty when the key is absent), a bulk reply. Versions stay
+/// below 2^53, where Lua's numbers are exact. No rule of the policy is here.
+///
+/// The server's clock, not the client's: every replica writing a key then counts on one clock.
+/// loopguard 1.0's script (`SET KEYS[1] ARGV[2]` with the client's `expected + 1` header,
+/// returning 1) compares the same header, so old and new replicas share keys during an upgrade
+/// (docs/SCALING.md, "Upgrading").
 pub const CAS_SCRIPT: &str = r"
 local cur = redis.call('GET', KEYS[1])
 local ver = cur and string.sub(cur, 1, 16) or '0000000000000000'
 if ver ~= ARGV[1] then return cur or '' end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
+local t = redis.call('TIME')
+local v = math.max(tonumber(ver, 16) + 1, t[1] * 1000000 + t[2])
+redis.call('SET', KEYS[1], string.format('%016x', v) .. ARGV[2], 'PX', ARGV[3])
+return v
 ";
 
 /// The TLS files of a `rediss://` store, each a PEM file.
@@ -179,14 +189,12 @@ impl StateStore for RedisStore {
 
     fn cas(&mut self, key: &str, expected: u64, blob: &[u8], ttl: Duration) -> Result<Cas, StoreError> {
         let key = self.key(key);
-        let version = expected + 1;
-        let value = encode(version, blob);
         let ttl_ms = ttl.as_millis().max(1).to_string();
         let expected = format!("{expected:016x}");
         let script = self.script.clone();
-        let reply: Value = self.run(|c| script.key(&key).arg(&expected).arg(&value).arg(&ttl_ms).invoke(c))?;
+        let reply: Value = self.run(|c| script.key(&key).arg(&expected).arg(blob).arg(&ttl_ms).invoke(c))?;
         match reply {
-            Value::Int(1) => Ok(Cas::Written(version)),
+            Value::Int(version) if version > 0 => Ok(Cas::Written(version.unsigned_abs())),
             Value::BulkString(v) if v.is_empty() => Ok(Cas::Conflict(Versioned::default())),
             Value::BulkString(v) => Ok(Cas::Conflict(decode(&v)?)),
             other => {
