@@ -257,11 +257,9 @@ impl StoredGateway {
                 self.seen.forget(key);
             }
             let (answer, blob) = decided?;
-            let cas = self.store.cas(key, current.version, &blob, self.options.ttl);
-            if cas.is_err() {
-                self.seen.forget(key);
-            }
-            match cas? {
+            // A write that failed may still land later: the remembered version is then stale,
+            // which costs one conflict, never a wrong decision.
+            match self.store.cas(key, current.version, &blob, self.options.ttl)? {
                 Cas::Written(version) => {
                     self.remember(key, Versioned { version, blob });
                     let decision = Some(answer);
