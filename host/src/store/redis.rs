@@ -8,6 +8,11 @@
 //! so that a retry needs no second read. The script runs by `EVALSHA` and falls back to `EVAL` when the
 //! server lost its script cache (a restart): the crate's `Script` does that.
 //!
+//! A Valkey/Redis Cluster is `redis+cluster://[user:pass@]host:port,host:port,…` (TLS:
+//! `rediss+cluster://`): the crate's cluster client finds the slots from any of the nodes given,
+//! follows `MOVED` and `ASK` while slots migrate, and finds the new primary after a failover.
+//! Every decision touches one key, so one slot: no command crosses slots.
+//!
 //! Every command runs under the connection's read and write timeouts; after any failure the
 //! connection is dropped (a late reply must never be read as the answer to the next command)
 //! and the next call connects again. Passwords and users come in the URL
@@ -20,7 +25,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use redis::{Client, ClientTlsConfig, Connection, Script, TlsCertificates, Value};
+use redis::cluster::ClusterClientBuilder;
+use redis::{Client, ClientTlsConfig, ConnectionLike, Script, TlsCertificates, Value};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -108,39 +114,66 @@ fn tls_error(reason: &str) -> StoreError {
 
 /// A Valkey/Redis store.
 pub struct RedisStore {
-    client: Client,
+    client: Backend,
     url: String,
-    conn: Option<Connection>,
+    conn: Option<Box<dyn ConnectionLike + Send>>,
     prefix: String,
     timeout: Duration,
     script: Script,
 }
 
+/// One server, or a cluster.
+enum Backend {
+    Single(Client),
+    Cluster(redis::cluster::ClusterClient),
+}
+
+/// The schemes of a cluster URL: each node is then `redis://` or `rediss://` (TLS).
+const CLUSTER_SCHEMES: [(&str, &str); 2] = [("redis+cluster://", "redis://"), ("rediss+cluster://", "rediss://")];
+
 impl RedisStore {
-    /// A store at `url` (`redis://host:port/db` or `rediss://…` with `tls`), keys under `prefix`,
-    /// each command bounded by `timeout`. Connects lazily: a store that is down at start is a
-    /// failure of the first decision, not of the start. Fails only on a URL the crate cannot read
-    /// or TLS files that cannot be read or parsed.
+    /// A store at `url` (`redis://host:port/db` or `rediss://…` with `tls`; a cluster:
+    /// `redis+cluster://host:port,host:port` or `rediss+cluster://…`), keys under `prefix`, each
+    /// command bounded by `timeout`. Connects lazily: a store that is down at start is a failure
+    /// of the first decision, not of the start. Fails only on a URL the crate cannot read or TLS
+    /// files that cannot be read or parsed.
     pub fn open(url: &str, prefix: &str, timeout: Duration, tls: &StoreTls) -> Result<Self, StoreError> {
         let refused = |e: redis::RedisError| StoreError::new(StoreErrorKind::Refused, e.to_string());
-        let client = if tls.is_empty() {
-            Client::open(url).map_err(refused)?
-        } else if url.starts_with("rediss://") {
-            Client::build_with_tls(url, tls.load()?).map_err(refused)?
+        let timeout = timeout.max(Duration::from_millis(1));
+        let scheme = url.split_once("://").map_or("redis", |(scheme, _)| scheme);
+        let (client, shown) = if let Some((cluster, node)) = CLUSTER_SCHEMES.iter().find(|(c, _)| url.starts_with(c)) {
+            let rest = &url[cluster.len()..];
+            // `user:pass@` once, before the first node, applies to every node.
+            let (credentials, hosts) = match rest.rfind('@') {
+                Some(at) => (&rest[..=at], &rest[at + 1..]),
+                None => ("", rest),
+            };
+            let hosts: Vec<&str> = hosts.split(',').map(|h| h.trim_end_matches('/')).filter(|h| !h.is_empty()).collect();
+            if hosts.is_empty() {
+                return Err(StoreError::new(StoreErrorKind::Refused, "a cluster URL names no node (host:port,host:port)"));
+            }
+            let nodes: Vec<String> = hosts.iter().map(|h| format!("{node}{credentials}{h}")).collect();
+            let mut builder = ClusterClientBuilder::new(nodes).connection_timeout(timeout).response_timeout(timeout);
+            if !tls.is_empty() {
+                if *node != "rediss://" {
+                    return Err(tls_error("TLS files need a rediss+cluster:// URL"));
+                }
+                builder = builder.certs(tls.load()?);
+            }
+            (Backend::Cluster(builder.build().map_err(refused)?), format!("{scheme}://{}", hosts.join(",")))
         } else {
-            return Err(tls_error("TLS files need a rediss:// URL"));
+            let client = if tls.is_empty() {
+                Client::open(url).map_err(refused)?
+            } else if url.starts_with("rediss://") {
+                Client::build_with_tls(url, tls.load()?).map_err(refused)?
+            } else {
+                return Err(tls_error("TLS files need a rediss:// URL"));
+            };
+            // The address without the credentials, under the URL's own scheme.
+            let shown = format!("{scheme}://{}", client.get_connection_info().addr());
+            (Backend::Single(client), shown)
         };
-        let info = client.get_connection_info();
-        // The address without the credentials, under the URL's own scheme.
-        let shown = format!("{}://{}", url.split_once("://").map_or("redis", |(scheme, _)| scheme), info.addr());
-        Ok(Self {
-            client,
-            url: shown,
-            conn: None,
-            prefix: prefix.to_string(),
-            timeout: timeout.max(Duration::from_millis(1)),
-            script: Script::new(CAS_SCRIPT),
-        })
+        Ok(Self { client, url: shown, conn: None, prefix: prefix.to_string(), timeout, script: Script::new(CAS_SCRIPT) })
     }
 
     /// The store key of a state key.
@@ -148,11 +181,18 @@ impl RedisStore {
         format!("{}{{{state_key}}}", self.prefix)
     }
 
-    fn connection(&mut self) -> Result<&mut Connection, StoreError> {
+    fn connection(&mut self) -> Result<&mut Box<dyn ConnectionLike + Send>, StoreError> {
         if self.conn.is_none() {
-            let conn = self.client.get_connection_with_timeout(self.timeout).map_err(classify)?;
-            conn.set_read_timeout(Some(self.timeout)).map_err(classify)?;
-            conn.set_write_timeout(Some(self.timeout)).map_err(classify)?;
+            let conn: Box<dyn ConnectionLike + Send> = match &self.client {
+                Backend::Single(client) => {
+                    let conn = client.get_connection_with_timeout(self.timeout).map_err(classify)?;
+                    conn.set_read_timeout(Some(self.timeout)).map_err(classify)?;
+                    conn.set_write_timeout(Some(self.timeout)).map_err(classify)?;
+                    Box::new(conn)
+                }
+                // Its timeouts are the builder's (`connection_timeout`, `response_timeout`).
+                Backend::Cluster(client) => Box::new(client.get_connection().map_err(classify)?),
+            };
             self.conn = Some(conn);
         }
         // Set just above.
@@ -160,8 +200,8 @@ impl RedisStore {
     }
 
     /// Runs `f` on the connection; drops the connection when it fails.
-    fn run<T>(&mut self, f: impl FnOnce(&mut Connection) -> redis::RedisResult<T>) -> Result<T, StoreError> {
-        let result = f(self.connection()?);
+    fn run<T>(&mut self, f: impl FnOnce(&mut dyn ConnectionLike) -> redis::RedisResult<T>) -> Result<T, StoreError> {
+        let result = f(self.connection()?.as_mut());
         result.map_err(|e| {
             self.conn = None;
             classify(e)
