@@ -12,6 +12,7 @@
 // StoreError with a kind (unreachable, timeout, refused, unreadable), never a crash.
 import { createRequire } from 'node:module';
 import { message } from './errors.js';
+import { clusterUrl } from './store-options.js';
 
 /**
  * Compares the version header; when it is still ARGV[1], sets the blob ARGV[2] under the next
@@ -157,28 +158,53 @@ export class RedisStore {
   #open;
 
   /**
-   * @param {string} url redis://[user:pass@]host:port[/db] or rediss://… (TLS)
+   * @param {string} url redis://[user:pass@]host:port[/db] or rediss://… (TLS); a cluster:
+   *   redis+cluster://[user:pass@]host:port,host:port (rediss+cluster://: TLS)
    * @param {{ prefix: string, deadlineMs: number, redisOptions?: object }} o
    */
   constructor(url, { prefix, deadlineMs, redisOptions }) {
     // Loaded here, not imported: a gateway without a shared store never loads the client.
     const Redis = createRequire(import.meta.url)('ioredis');
-    const u = new URL(url);
-    this.#shown = `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
+    const cluster = clusterUrl(url);
+    if (cluster) {
+      this.#shown = `${url.split('://')[0]}://${cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+    } else {
+      const u = new URL(url);
+      this.#shown = `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
+    }
     this.#prefix = prefix;
     this.#deadlineMs = deadlineMs;
+    const connection = {
+      commandTimeout: deadlineMs,
+      connectTimeout: Math.max(deadlineMs, 1_000),
+      maxRetriesPerRequest: 0,
+      autoResubscribe: false,
+    };
     this.#open = () => {
-      const client = new Redis(url, {
-        ...redisOptions,
-        lazyConnect: true,
-        enableOfflineQueue: false,
-        enableReadyCheck: false,
-        commandTimeout: deadlineMs,
-        connectTimeout: Math.max(deadlineMs, 1_000),
-        maxRetriesPerRequest: 0,
-        autoResubscribe: false,
-        retryStrategy: (times) => Math.min(25 * times, 250),
-      });
+      // A cluster: ioredis finds the slots from any node given, follows MOVED and ASK while slots
+      // migrate and the new primary after a failover; every decision touches one key, one slot.
+      const client = cluster
+        ? new Redis.Cluster(cluster.nodes, {
+            lazyConnect: true,
+            enableOfflineQueue: false,
+            enableReadyCheck: false,
+            clusterRetryStrategy: (times) => Math.min(25 * times, 250),
+            redisOptions: {
+              ...redisOptions,
+              ...connection,
+              ...(cluster.username ? { username: cluster.username } : {}),
+              ...(cluster.password ? { password: cluster.password } : {}),
+              ...(cluster.tls ? { tls: { ...redisOptions?.tls } } : {}),
+            },
+          })
+        : new Redis(url, {
+            ...redisOptions,
+            ...connection,
+            lazyConnect: true,
+            enableOfflineQueue: false,
+            enableReadyCheck: false,
+            retryStrategy: (times) => Math.min(25 * times, 250),
+          });
       client.defineCommand('loopguardCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
       // Failures are reported by the decision that meets them (one line per episode), not here;
       // the last one says why a connection closed (refused, WRONGPASS, …).
