@@ -9,11 +9,12 @@
              with each replica on keys of its own (sticky routing, or keys spread by the balancer)
              and with all three on the same keys (every key's events dealt to any replica).
   one key    three replicas hammering one conversation: CAS retries per decision (the worst case).
+  cluster    (--cluster) the decisions figure on a Valkey/Redis Cluster of six redis-servers.
   memory     store memory per active conversation (a pair at a full default window; a burst bucket
              of three senders) and per active session (a full default tool history), from
              `INFO memory` over 1,000 keys and `MEMORY USAGE` of one.
 
-usage: scripts/bench-store.py [--bin target/release/loopguard] [--events N] [--runs 2] [--round-trips]
+usage: scripts/bench-store.py [--bin target/release/loopguard] [--events N] [--runs 2] [--round-trips | --cluster]
 Needs redis-server (scripts/setup-redis.sh). Prints one JSON line per figure and a summary.
 """
 
@@ -184,7 +185,22 @@ def main():
     ap.add_argument("--events", type=int, default=20_000, help="events per replica")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--round-trips", action="store_true", help="only the round-trips figure")
+    ap.add_argument("--cluster", action="store_true",
+                    help="only the decisions figure, on a cluster of six redis-servers (tests/replicas/cluster.py)")
     a = ap.parse_args()
+    if a.cluster:
+        import cluster  # tests/replicas, on the path above
+        with tempfile.TemporaryDirectory() as tmp:
+            c = cluster.Cluster(tmp).start()
+            try:
+                runs = [decisions(a.bin, tmp, c.url, a.events, run) for run in range(a.runs)]
+            finally:
+                c.stop()
+        for r, stats in enumerate(runs):
+            print(f"  cluster, run {r + 1}: p50 {[s['p50_us'] for s in stats]} us, p99 {[s['p99_us'] for s in stats]} us, "
+                  f"{[s['per_s'] for s in stats]} decisions/s per replica, CAS retries {[s['cas_retries'] for s in stats]}, "
+                  f"local {[s['on_local'] for s in stats]}")
+        return
     if a.round_trips:
         redis = harness.Redis().start()
         try:
