@@ -3,13 +3,18 @@
 
   decisions  three replicas (`loopguard replay --store redis://…`, each its own trace file) deciding
              at once over many conversations and sessions: p50/p99 of one decision (as each
-             replica measures it: read, decide, compare-and-set) and decisions per second each.
+             replica measures it: decide, compare-and-set, again on a conflict) and decisions per
+             second each.
+  round trips  the commands clients sent per decision, as the server's MONITOR shows them,
+             with each replica on keys of its own (sticky routing, or keys spread by the balancer)
+             and with all three on the same keys (every key's events dealt to any replica).
   one key    three replicas hammering one conversation: CAS retries per decision (the worst case).
+  cluster    (--cluster) the decisions figure on a Valkey/Redis Cluster of six redis-servers.
   memory     store memory per active conversation (a pair at a full default window; a burst bucket
              of three senders) and per active session (a full default tool history), from
              `INFO memory` over 1,000 keys and `MEMORY USAGE` of one.
 
-usage: scripts/bench-store.py [--bin target/release/loopguard] [--events N] [--runs 2]
+usage: scripts/bench-store.py [--bin target/release/loopguard] [--events N] [--runs 2] [--round-trips | --cluster]
 Needs redis-server (scripts/setup-redis.sh). Prints one JSON line per figure and a summary.
 """
 
@@ -19,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "replicas"))
 import harness  # noqa: E402
@@ -39,9 +45,9 @@ def config(tmp, name, doc):
     return path
 
 
-def run_three(binary, cfg, traces, url, prefix):
+def run_three(binary, cfg, traces, url, prefix, *extra):
     """Runs one replica per trace file, all at once; returns their stats lines."""
-    procs = [subprocess.Popen([binary, "replay", "--config", cfg, "--store", url, "--store-prefix", prefix, t],
+    procs = [subprocess.Popen([binary, "replay", "--config", cfg, "--store", url, "--store-prefix", prefix, *extra, t],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for t in traces]
     stats = []
     for p in procs:
@@ -51,18 +57,19 @@ def run_three(binary, cfg, traces, url, prefix):
     return stats
 
 
-def mixed_trace(seed, n):
-    """n events: bot messages over 2,000 conversations and tool calls over 500 sessions."""
+def mixed_trace(seed, n, own=""):
+    """n events: bot messages over 2,000 conversations and tool calls over 500 sessions (named
+    with `own` in front: keys no other replica's trace has)."""
     import random
     rng = random.Random(seed)
     out = []
     for i in range(n):
         if rng.randrange(4) == 0:
-            out.append(json.dumps({"kind": "tool_call", "session": f"s{rng.randrange(500)}", "tool": "read",
+            out.append(json.dumps({"kind": "tool_call", "session": f"{own}s{rng.randrange(500)}", "tool": "read",
                                    "args": {"path": f"/f{rng.randrange(20)}"}}))
         else:
             a, b = rng.sample(["b1", "b2", "b3", "b4"], 2)
-            out.append(json.dumps(harness.bot(f"c{rng.randrange(2000)}", a, b, 1_000_000 + i * 10)))
+            out.append(json.dumps(harness.bot(f"{own}c{rng.randrange(2000)}", a, b, 1_000_000 + i * 10)))
     return out
 
 
@@ -78,6 +85,45 @@ def decisions(binary, tmp, url, events, run):
         {k: s[k] for k in ("decisions", "p50_us", "p99_us", "per_s", "cas_retries", "on_local")} for s in stats]}
     print(json.dumps(row))
     return stats
+
+
+def monitored(redis, run):
+    """Runs `run()` while the server's MONITOR is read; returns (its result, the commands clients
+    sent: every line MONITOR shows but the ones a script ran)."""
+    out = tempfile.TemporaryFile()
+    mon = subprocess.Popen(["redis-cli", "-p", str(redis.port), "MONITOR"], stdout=out, stderr=subprocess.DEVNULL)
+    try:
+        result = run()
+        # MONITOR's last lines may still be on their way.
+        redis.cli("PING")
+        time.sleep(0.5)
+    finally:
+        mon.terminate()
+        mon.wait()
+    out.seek(0)
+    lines = out.read().decode("utf-8", "replace").splitlines()
+    return result, sum(1 for line in lines if " [" in line and "lua]" not in line and '"PING"' not in line)
+
+
+def round_trips(binary, tmp, redis, events):
+    cfg = config(tmp, "tool.json", TOOL_CONFIG)
+    rows = []
+    for layout in ("own keys", "shared keys"):
+        traces = []
+        for r in range(3):
+            path = os.path.join(tmp, f"rt{r}.jsonl")
+            write(path, mixed_trace(7 + r, events, f"r{r}" if layout == "own keys" else ""))
+            traces.append(path)
+        # MONITOR slows the server: a generous deadline keeps every decision on the store.
+        stats, sent = monitored(redis, lambda: run_three(binary, cfg, traces, redis.url, f"lg:rt:{layout[0]}:",
+                                                         "--store-deadline-ms", "2000"))
+        total = sum(s["decisions"] for s in stats)
+        row = {"figure": "round trips", "layout": layout, "decisions": total,
+               "commands_per_decision": round(sent / total, 3),
+               "cas_retries": sum(s["cas_retries"] for s in stats), "on_local": sum(s["on_local"] for s in stats)}
+        print(json.dumps(row))
+        rows.append(row)
+    return rows
 
 
 def one_key(binary, tmp, url, events):
@@ -138,11 +184,37 @@ def main():
     ap.add_argument("--bin", default=os.path.join(harness.ROOT, "target", "release", "loopguard"))
     ap.add_argument("--events", type=int, default=20_000, help="events per replica")
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--round-trips", action="store_true", help="only the round-trips figure")
+    ap.add_argument("--cluster", action="store_true",
+                    help="only the decisions figure, on a cluster of six redis-servers (tests/replicas/cluster.py)")
     a = ap.parse_args()
+    if a.cluster:
+        import cluster  # tests/replicas, on the path above
+        with tempfile.TemporaryDirectory() as tmp:
+            c = cluster.Cluster(tmp).start()
+            try:
+                runs = [decisions(a.bin, tmp, c.url, a.events, run) for run in range(a.runs)]
+            finally:
+                c.stop()
+        for r, stats in enumerate(runs):
+            print(f"  cluster, run {r + 1}: p50 {[s['p50_us'] for s in stats]} us, p99 {[s['p99_us'] for s in stats]} us, "
+                  f"{[s['per_s'] for s in stats]} decisions/s per replica, CAS retries {[s['cas_retries'] for s in stats]}, "
+                  f"local {[s['on_local'] for s in stats]}")
+        return
+    if a.round_trips:
+        redis = harness.Redis().start()
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                for t in round_trips(a.bin, tmp, redis, a.events):
+                    print(f"  round trips, {t['layout']}: {t['commands_per_decision']} commands per decision")
+        finally:
+            redis.stop()
+        return
     redis = harness.Redis().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             runs = [decisions(a.bin, tmp, redis.url, a.events, run) for run in range(a.runs)]
+            trips = round_trips(a.bin, tmp, redis, a.events)
             hot = one_key(a.bin, tmp, redis.url, a.events // 4)
             mem = memory(a.bin, tmp, redis)
     finally:
@@ -152,6 +224,9 @@ def main():
     for r, stats in enumerate(runs):
         print(f"  run {r + 1}: p50 {[s['p50_us'] for s in stats]} us, p99 {[s['p99_us'] for s in stats]} us, "
               f"{[s['per_s'] for s in stats]} decisions/s per replica")
+    for t in trips:
+        print(f"  round trips, {t['layout']}: {t['commands_per_decision']} commands per decision "
+              f"({t['cas_retries']} CAS retries in {t['decisions']} decisions)")
     print(f"  one key: {hot['retries_per_decision']} CAS retries per decision, p50 {hot['p50_us']} us, "
           f"p99 {hot['p99_us']} us")
     for m in mem:

@@ -138,7 +138,7 @@ run "$NODE24_BIN/node" tests/oracle/examples.mjs --check
 stage "the proxies: loopguard mcp (MCP SDK, server-everything) and the LiteLLM guardrail (LiteLLM proxy, 2 workers) (tests/proxies/run.sh)" 1200
 run bash tests/proxies/run.sh
 
-stage "three replicas sharing a real redis-server (tests/replicas/run.sh)" 600
+stage "three replicas sharing a real redis-server, then a real Redis Cluster (tests/replicas/run.sh)" 600
 run bash tests/replicas/run.sh
 
 stage "store faults through the Rust, Node and Python store loops, the same decisions and counters (tests/store-conformance/run.sh)" 600

@@ -271,7 +271,8 @@ export class Supervisor {
 export interface StoreOptions {
   /**
    * Where the state lives: `redis://[user:pass@]host:port[/db]` or `rediss://…` (Valkey or
-   * Redis >= 7.0, shared by the replicas), or `memory` (this process: the same path, one node).
+   * Redis >= 7.0, shared by the replicas), a cluster `redis+cluster://host:port,host:port`
+   * (`rediss+cluster://…`), or `memory` (this process: the same path, one node).
    */
   store: string;
   /** Prefix of every store key (default `lg:1:`); a key is `<prefix>{<state key>}`. */

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Three loopguard replicas sharing one real redis-server (docs/SCALING.md): parity with one node's
 # replay in commit order, the negative control, store faults (SIGSTOP, kill + restart), fail
-# closed, unreadable values. Needs redis-server >= 7 (scripts/setup-redis.sh) and the CLI
-# (target/debug/loopguard, built here when missing). About 15 seconds.
+# closed, unreadable values; then the same replicas on a real Redis Cluster of six redis-servers
+# (tests/replicas/cluster.py: parity, slots resharded mid-storm, a primary killed mid-storm). Needs
+# redis-server >= 7 (scripts/setup-redis.sh) and the CLI (target/debug/loopguard, built here when
+# missing). About 35 seconds.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -12,3 +14,4 @@ BIN="${LOOPGUARD_BIN:-$ROOT/target/debug/loopguard}"
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3
 "$PY" tests/replicas/storm.py --bin "$BIN" "$@"
+"$PY" tests/replicas/cluster.py --bin "$BIN"

@@ -10,15 +10,14 @@ import threading
 import time
 
 # Run before the host's compare-and-set at version ARGV[1] when that version is still the key's:
-# writes the same state at version + 1 (an absent key: an empty state at version 1), so that the
-# host's write conflicts and its retry reads the same state. With ARGV[2] = N > 0 the write at a
-# version congruent to N modulo N + 1 is let through: each decision loses exactly N races.
+# writes the same state at version + 1 (an absent key: an empty state at version 1), as another
+# replica (a 1.0 one, counting versions) would, so that the host's write conflicts and its retry
+# reads the same state. The proxy runs it before N writes of each decision and lets the next one
+# through, so that each decision loses exactly N races.
 COMPETE = """
 local cur = redis.call('GET', KEYS[1])
 local ver = cur and tonumber(string.sub(cur, 1, 16), 16) or 0
 if ver ~= tonumber(ARGV[1], 16) then return 0 end
-local every = tonumber(ARGV[2])
-if every > 0 and ver % (every + 1) == every then return 0 end
 redis.call('SET', KEYS[1], string.format('%016x', ver + 1) .. (cur and string.sub(cur, 17) or ''), 'KEEPTTL')
 return 1
 """
@@ -65,6 +64,8 @@ class Proxy:
         self.lock = threading.Lock()
         self.side = None
         self.sockets = []
+        # key -> races its current decision has lost so far
+        self.lost = {}
         threading.Thread(target=self._accept, daemon=True).start()
 
     def close(self):
@@ -115,12 +116,15 @@ class Proxy:
                 s.shutdown(socket.SHUT_RDWR)
 
     def _compete(self, key, version):
-        every = 0 if self.lose == "all" else self.lose
         with self.lock:
+            if self.lose != "all" and self.lost.get(key, 0) >= self.lose:
+                self.lost[key] = 0  # this write goes through: the next decision loses N again
+                return
             if self.side is None:
                 self.side = socket.create_connection(("127.0.0.1", self.upstream))
-            self.side.sendall(resp_encode("EVAL", COMPETE, 1, key, version, every))
+            self.side.sendall(resp_encode("EVAL", COMPETE, 1, key, version))
             reply = b""
             while not reply.endswith(b"\r\n"):
                 reply += self.side.recv(4096)
             assert reply.startswith(b":"), f"the competing write failed: {reply!r}"
+            self.lost[key] = self.lost.get(key, 0) + int(reply[1:].strip() == b"1")

@@ -94,7 +94,7 @@ pub fn replay(
     }
     let store: Box<dyn StateStore> = match url {
         "memory" => Box::new(MemoryStore::default()),
-        u if u.starts_with("redis://") || u.starts_with("rediss://") || u.starts_with("valkey://") => {
+        u if ["redis://", "rediss://", "valkey://", "redis+cluster://", "rediss+cluster://"].iter().any(|s| u.starts_with(s)) => {
             let tls =
                 StoreTls { ca: args.store_ca.clone(), cert: args.store_cert.clone(), key: args.store_key.clone() };
             Box::new(
@@ -102,7 +102,7 @@ pub fn replay(
                     .with_context(|| format!("--store {}", redacted(u)))?,
             )
         }
-        other => bail!("--store needs `memory` or a redis://host:port URL, not {other:?}"),
+        other => bail!("--store needs `memory`, a redis://host:port URL or a redis+cluster://host:port,host:port one, not {other:?}"),
     };
     let backend = store.describe();
     let built = policy.gateway(config).map_err(|e| anyhow::Error::new(e).context(config_path.display().to_string()))?;

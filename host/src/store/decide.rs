@@ -4,9 +4,18 @@
 //! | step | a typed call ([`StoredGateway::decide_call`]) | a trace line ([`StoredGateway::decide`]) |
 //! |---|---|---|
 //! | which key | [`Gateway::key_of`] | [`Gateway::state_key`] |
-//! | read | [`StateStore::get`] | the same |
-//! | decide | [`Gateway::decide_call`] on the blob read | [`Gateway::decide_keyed`] |
-//! | write back | [`StateStore::cas`] at the version read; on a conflict, decide again on the value it returned | the same |
+//! | read | what this replica last saw of the key (none: the key is taken as absent) | the same |
+//! | decide | [`Gateway::decide_call`] on that blob | [`Gateway::decide_keyed`] |
+//! | write back | [`StateStore::cas`] at that version; on a conflict, decide again on the value it returned | the same |
+//!
+//! One round trip in the common case: a replica does not read before it writes. It remembers the
+//! last value and version it saw of each key (at most [`SEEN_CAPACITY`] keys, each for the TTL)
+//! and writes at that version; when another replica wrote meanwhile (or the key is new to this
+//! replica but not to the store), the compare-and-set fails and returns the current value, on
+//! which it decides again: two round trips, as a read and a write would have been. A remembered
+//! version can never win on a state it does not hold because a key's versions never repeat
+//! ([`super::kv::next_version`]); a version counted by loopguard 1.0 ([`COUNTED_BELOW`]) may, so
+//! it is never remembered.
 //!
 //! Failure (the store down, slow, full, or a blob this policy cannot read): with
 //! [`StoreFailure::Open`] (the default, as Envoy's and Kong's rate limiters) the decision is made
@@ -27,12 +36,16 @@
 use std::time::{Duration, Instant};
 
 use super::clock::{Clock, SystemClock};
-use super::kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
+use super::kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned, COUNTED_BELOW};
 use super::memory::MemoryStore;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gateway::Gateway;
 use crate::Call;
 use crate::Verdict;
+
+/// Keys whose last seen value a replica remembers (about 300 bytes each at the default budgets;
+/// past the cap the soonest-expiring half is forgotten, and those keys cost one round trip more).
+pub const SEEN_CAPACITY: usize = 10_000;
 
 /// What to do when the store fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -146,6 +159,8 @@ pub struct StoredGateway {
     gateway: Gateway,
     store: Box<dyn StateStore>,
     local: MemoryStore,
+    /// The last value and version seen of each shared key (see the module's doc).
+    seen: MemoryStore,
     options: StoreOptions,
     stats: StoreStats,
     episode: Option<Episode>,
@@ -168,7 +183,8 @@ impl StoredGateway {
     /// A gateway deciding on `store`'s state, on the machine's clock.
     pub fn new(gateway: Gateway, store: Box<dyn StateStore>, options: StoreOptions) -> Self {
         let (local, stats, clock) = (MemoryStore::default(), StoreStats::default(), Box::new(SystemClock));
-        Self { gateway, store, local, options, stats, episode: None, clock }
+        let seen = MemoryStore::new(SEEN_CAPACITY);
+        Self { gateway, store, local, seen, options, stats, episode: None, clock }
     }
 
     /// The same gateway reading the time from `clock` (a test's clock, moved by hand).
@@ -232,16 +248,25 @@ impl StoredGateway {
         input: &I,
         start: Instant,
     ) -> std::result::Result<Decided<I::Answer>, Miss> {
-        let mut current = self.store.get(key)?;
+        // Never fails: a map in this process.
+        let mut current = self.seen.get(key).unwrap_or_default();
         let mut retries = 0;
         loop {
-            let (answer, blob) = decide_on(&mut self.gateway, input, &current)?;
+            let decided = decide_on(&mut self.gateway, input, &current);
+            if decided.is_err() {
+                self.seen.forget(key);
+            }
+            let (answer, blob) = decided?;
+            // A write that failed may still land later: the remembered version is then stale,
+            // which costs one conflict, never a wrong decision.
             match self.store.cas(key, current.version, &blob, self.options.ttl)? {
                 Cas::Written(version) => {
+                    self.remember(key, Versioned { version, blob });
                     let decision = Some(answer);
                     return Ok(Decided { key: key.to_string(), decision, version, via: Via::Store, retries });
                 }
                 Cas::Conflict(fresh) => {
+                    self.remember(key, fresh.clone());
                     retries += 1;
                     self.stats.cas_retries += 1;
                     let spent = self.clock.now().saturating_duration_since(start);
@@ -253,6 +278,15 @@ impl StoredGateway {
                     jitter(retries, &*self.clock);
                 }
             }
+        }
+    }
+
+    /// Keeps `value` as what this replica last saw of `key`, unless its version was counted.
+    fn remember(&mut self, key: &str, value: Versioned) {
+        if value.version >= COUNTED_BELOW {
+            self.seen.remember(key, value, self.options.ttl);
+        } else {
+            self.seen.forget(key);
         }
     }
 

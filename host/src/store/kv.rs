@@ -5,9 +5,9 @@
 use std::fmt;
 use std::time::Duration;
 
-/// One key's state as the store holds it: a version that grows by one with every write, and the
-/// policy's blob (empty: the key has no state; a deleted state is kept as an empty blob so that
-/// versions never go back).
+/// One key's state as the store holds it: a version that grows with every write (see
+/// [`next_version`]), and the policy's blob (empty: the key has no state; a deleted state is kept
+/// as an empty blob so that versions never go back).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Versioned {
     /// 0 for a key never written (or expired).
@@ -29,8 +29,9 @@ pub enum Cas {
 pub trait StateStore: Send {
     /// Reads a key (`Versioned::default()` when absent).
     fn get(&mut self, key: &str) -> Result<Versioned, StoreError>;
-    /// Writes `blob` as version `expected + 1` if the key is still at version `expected`, with a
-    /// time to live; otherwise returns what the key holds.
+    /// Writes `blob` at a new version ([`next_version`] of `expected`, on the store's clock) if the
+    /// key is still at version `expected`, with a time to live; otherwise returns what the key
+    /// holds.
     fn cas(&mut self, key: &str, expected: u64, blob: &[u8], ttl: Duration) -> Result<Cas, StoreError>;
     /// What the store is, for logs (`memory`, `redis://127.0.0.1:6379`, never a password).
     fn describe(&self) -> String;
@@ -80,10 +81,28 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
-/// The value layout both backends share: a 16-digit hex version, then the blob. A fixed-width
-/// text header lets the store's script compare versions as plain strings. (Only the Redis
-/// backend stores bytes: without the `redis` feature the layout is kept, and tested, unused.)
-#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+/// The version a write after `current` gets: the store's clock in microseconds since the Unix
+/// epoch, or one more than `current`, whichever is larger.
+///
+/// Why not `current + 1`: a replica remembers the last value and version it saw of each key and
+/// writes at that version without reading first (one round trip). Counting from 1, a key that
+/// expired, was evicted, or lost its last writes in a failover would count 1, 2, 3, … again, and a
+/// replica still remembering the old version 3 would win its compare-and-set on a state it never
+/// read. With the clock, a key's versions never repeat, across expiry and eviction too, as long as
+/// the store's clock does not go back by more than the time between the lost write and the next.
+pub fn next_version(current: u64, now_micros: u64) -> u64 {
+    current.saturating_add(1).max(now_micros)
+}
+
+/// Versions below this were counted from 1 (loopguard 1.0's rule, still written by a replica not
+/// yet upgraded): they may repeat, so a replica never writes at one it remembers; it reads first.
+/// 2^40 µs is 1970-01-13: no clock-made version is below it, no counted one reaches it.
+pub const COUNTED_BELOW: u64 = 1 << 40;
+
+/// The value layout of the shared store: a 16-digit hex version, then the blob. A fixed-width
+/// text header lets the store's script compare versions as plain strings; the script writes it
+/// (`redis::CAS_SCRIPT`), so this is the tests' writer.
+#[cfg(test)]
 pub(crate) fn encode(version: u64, blob: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + blob.len());
     out.extend_from_slice(format!("{version:016x}").as_bytes());
@@ -91,7 +110,7 @@ pub(crate) fn encode(version: u64, blob: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Reads a value written by [`encode`].
+/// Reads a stored value: its 16-digit hex version header, then the blob.
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
 pub(crate) fn decode(value: &[u8]) -> Result<Versioned, StoreError> {
     let header = value.get(..16).and_then(|h| std::str::from_utf8(h).ok());
@@ -110,6 +129,16 @@ mod tests {
         let v = encode(0x2a, b"LGSNAP..");
         assert_eq!(&v[..16], b"000000000000002a");
         assert_eq!(decode(&v).unwrap(), Versioned { version: 42, blob: b"LGSNAP..".to_vec() });
+    }
+
+    #[test]
+    fn versions_follow_the_clock_and_never_go_back() {
+        assert_eq!(next_version(0, 1_765_000_000_000_000), 1_765_000_000_000_000, "a new key: the clock");
+        assert_eq!(next_version(7, 1_765_000_000_000_000), 1_765_000_000_000_000, "a counted version: the clock");
+        let v = 1_765_000_000_000_000;
+        assert_eq!(next_version(v, v), v + 1, "two writes in one microsecond");
+        assert_eq!(next_version(v, v - 5_000_000), v + 1, "a clock 5 s behind: still forward");
+        assert!(COUNTED_BELOW < 1_000_000_000_000_000 && COUNTED_BELOW > 1_000_000_000_000);
     }
 
     #[test]

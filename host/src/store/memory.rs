@@ -1,14 +1,16 @@
 //! The in-process backend: one map in this process, with the same versions, compare-and-set and
-//! time to live as the shared store, so that one replica and many decide the same way.
+//! time to live as the shared store, so that one replica and many decide the same way. The same
+//! bounded map keeps what a [`super::StoredGateway`] last saw of each shared key
+//! ([`MemoryStore::remember`]).
 //!
 //! Memory is bounded: at most `capacity` keys; a write that would pass the cap first drops the
 //! expired keys and, if that is not enough, the half of the keys that expire soonest (counted in
 //! [`MemoryStore::evicted`]), so that a storm of new keys costs O(log n) per write amortised.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::kv::{Cas, StateStore, StoreError, Versioned};
+use super::kv::{next_version, Cas, StateStore, StoreError, Versioned};
 
 /// Keys kept by default (about 300 bytes each at the default budgets).
 pub const DEFAULT_CAPACITY: usize = 100_000;
@@ -55,6 +57,21 @@ impl MemoryStore {
         self.entries.clear();
     }
 
+    /// Keeps `value` as `key`'s for `ttl`, whatever was there: what a replica saw of a shared key.
+    pub fn remember(&mut self, key: &str, value: Versioned, ttl: Duration) {
+        let now = Instant::now();
+        if !self.entries.contains_key(key) && self.entries.len() >= self.capacity {
+            self.make_room(now);
+        }
+        let Versioned { version, blob } = value;
+        self.entries.insert(key.to_string(), Entry { version, blob, expires: now + ttl });
+    }
+
+    /// Forgets `key`.
+    pub fn forget(&mut self, key: &str) {
+        self.entries.remove(key);
+    }
+
     /// Drops expired keys, then the soonest-expiring half if still full.
     fn make_room(&mut self, now: Instant) {
         self.entries.retain(|_, e| e.expires > now);
@@ -94,7 +111,7 @@ impl StateStore for MemoryStore {
         if !self.entries.contains_key(key) && self.entries.len() >= self.capacity {
             self.make_room(now);
         }
-        let version = expected + 1;
+        let version = next_version(expected, micros_since_epoch());
         self.entries.insert(key.to_string(), Entry { version, blob: blob.to_vec(), expires: now + ttl });
         Ok(Cas::Written(version))
     }
@@ -102,6 +119,11 @@ impl StateStore for MemoryStore {
     fn describe(&self) -> String {
         "memory".into()
     }
+}
+
+/// The machine's clock in microseconds since the Unix epoch (0 before it).
+fn micros_since_epoch() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -113,10 +135,22 @@ mod tests {
     #[test]
     fn a_write_at_a_stale_version_gets_the_current_value() {
         let mut s = MemoryStore::default();
-        assert_eq!(s.cas("k", 0, b"a", TTL).unwrap(), Cas::Written(1));
-        assert_eq!(s.cas("k", 0, b"b", TTL).unwrap(), Cas::Conflict(Versioned { version: 1, blob: b"a".to_vec() }));
-        assert_eq!(s.cas("k", 1, b"c", TTL).unwrap(), Cas::Written(2));
-        assert_eq!(s.get("k").unwrap(), Versioned { version: 2, blob: b"c".to_vec() });
+        let before = micros_since_epoch();
+        let Ok(Cas::Written(v1)) = s.cas("k", 0, b"a", TTL) else { panic!("a new key is written") };
+        assert!(v1 >= before && v1 <= micros_since_epoch(), "a new key's version is the clock: {v1}");
+        assert_eq!(s.cas("k", 0, b"b", TTL).unwrap(), Cas::Conflict(Versioned { version: v1, blob: b"a".to_vec() }));
+        let Ok(Cas::Written(v2)) = s.cas("k", v1, b"c", TTL) else { panic!("written at the current version") };
+        assert!(v2 > v1);
+        assert_eq!(s.get("k").unwrap(), Versioned { version: v2, blob: b"c".to_vec() });
+    }
+
+    #[test]
+    fn a_key_written_again_after_it_expired_never_repeats_a_version() {
+        let mut s = MemoryStore::default();
+        let Ok(Cas::Written(old)) = s.cas("k", 0, b"a", Duration::ZERO) else { panic!() };
+        assert_eq!(s.get("k").unwrap(), Versioned::default(), "expired");
+        let Ok(Cas::Written(new)) = s.cas("k", 0, b"b", TTL) else { panic!() };
+        assert!(new > old, "{new} after {old}");
     }
 
     #[test]
@@ -124,7 +158,7 @@ mod tests {
         let mut s = MemoryStore::default();
         s.cas("k", 0, b"a", Duration::ZERO).unwrap();
         assert_eq!(s.get("k").unwrap(), Versioned::default());
-        assert_eq!(s.cas("k", 0, b"b", TTL).unwrap(), Cas::Written(1));
+        assert!(matches!(s.cas("k", 0, b"b", TTL).unwrap(), Cas::Written(_)));
     }
 
     #[test]
@@ -135,6 +169,6 @@ mod tests {
             assert!(s.len() <= 1_000);
         }
         assert!(s.evicted() >= 99_000, "{}", s.evicted());
-        assert_eq!(s.get("k99999").unwrap().version, 1, "the newest key survives");
+        assert!(s.get("k99999").unwrap().version > 0, "the newest key survives");
     }
 }

@@ -33,8 +33,8 @@ pub mod memory;
 pub mod redis;
 
 pub use clock::{Clock, SystemClock};
-pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via, LOG_TARGET};
-pub use kv::{Cas, StateStore, StoreError, StoreErrorKind, Versioned};
+pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via, LOG_TARGET, SEEN_CAPACITY};
+pub use kv::{next_version, Cas, StateStore, StoreError, StoreErrorKind, Versioned, COUNTED_BELOW};
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use redis::{redacted, RedisStore, StoreTls};

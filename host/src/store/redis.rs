@@ -2,11 +2,16 @@
 //! synchronous connection, like the rest of the host.
 //!
 //! One key per state key, `<prefix>{<state key>}` (the braces make the whole state key the
-//! cluster hash tag), holding the value `kv::encode` writes: a 16-digit hex version and the policy's
-//! blob. Reading is a `GET`; writing is [`CAS_SCRIPT`], which compares the version and sets
-//! value and TTL in one atomic step, and returns the current value on a conflict so that a
-//! retry needs no second read. The script runs by `EVALSHA` and falls back to `EVAL` when the
+//! cluster hash tag), holding a 16-digit hex version and the policy's blob (`kv::decode` reads
+//! it). Reading is a `GET`; writing is [`CAS_SCRIPT`], which compares the version and sets
+//! value, next version and TTL in one atomic step, and returns the current value on a conflict
+//! so that a retry needs no second read. The script runs by `EVALSHA` and falls back to `EVAL` when the
 //! server lost its script cache (a restart): the crate's `Script` does that.
+//!
+//! A Valkey/Redis Cluster is `redis+cluster://[user:pass@]host:port,host:port,…` (TLS:
+//! `rediss+cluster://`): the crate's cluster client finds the slots from any of the nodes given,
+//! follows `MOVED` and `ASK` while slots migrate, and finds the new primary after a failover.
+//! Every decision touches one key, so one slot: no command crosses slots.
 //!
 //! Every command runs under the connection's read and write timeouts; after any failure the
 //! connection is dropped (a late reply must never be read as the answer to the next command)
@@ -20,20 +25,31 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use redis::{Client, ClientTlsConfig, Connection, Script, TlsCertificates, Value};
+use redis::cluster::ClusterClientBuilder;
+use redis::{Client, ClientTlsConfig, ConnectionLike, Script, TlsCertificates, Value};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::kv::{decode, encode, Cas, StateStore, StoreError, StoreErrorKind, Versioned};
+use super::kv::{decode, Cas, StateStore, StoreError, StoreErrorKind, Versioned};
 
-/// Compares the version header and sets value + TTL; 1 when written, else the current value
-/// (empty when the key is absent). No rule of the policy is here.
+/// Compares the version header; when it is still `ARGV[1]`, sets the blob `ARGV[2]` under the
+/// next version (`kv::next_version` on the server's clock: `TIME` in microseconds, or one more,
+/// whichever is larger) with the TTL `ARGV[3]` ms, and returns that version (an integer reply);
+/// else returns the current value (empty when the key is absent), a bulk reply. Versions stay
+/// below 2^53, where Lua's numbers are exact. No rule of the policy is here.
+///
+/// The server's clock, not the client's: every replica writing a key then counts on one clock.
+/// loopguard 1.0's script (`SET KEYS[1] ARGV[2]` with the client's `expected + 1` header,
+/// returning 1) compares the same header, so old and new replicas share keys during an upgrade
+/// (docs/SCALING.md, "Upgrading").
 pub const CAS_SCRIPT: &str = r"
 local cur = redis.call('GET', KEYS[1])
 local ver = cur and string.sub(cur, 1, 16) or '0000000000000000'
 if ver ~= ARGV[1] then return cur or '' end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
+local t = redis.call('TIME')
+local v = math.max(tonumber(ver, 16) + 1, t[1] * 1000000 + t[2])
+redis.call('SET', KEYS[1], string.format('%016x', v) .. ARGV[2], 'PX', ARGV[3])
+return v
 ";
 
 /// The TLS files of a `rediss://` store, each a PEM file.
@@ -98,39 +114,66 @@ fn tls_error(reason: &str) -> StoreError {
 
 /// A Valkey/Redis store.
 pub struct RedisStore {
-    client: Client,
+    client: Backend,
     url: String,
-    conn: Option<Connection>,
+    conn: Option<Box<dyn ConnectionLike + Send>>,
     prefix: String,
     timeout: Duration,
     script: Script,
 }
 
+/// One server, or a cluster.
+enum Backend {
+    Single(Client),
+    Cluster(redis::cluster::ClusterClient),
+}
+
+/// The schemes of a cluster URL: each node is then `redis://` or `rediss://` (TLS).
+const CLUSTER_SCHEMES: [(&str, &str); 2] = [("redis+cluster://", "redis://"), ("rediss+cluster://", "rediss://")];
+
 impl RedisStore {
-    /// A store at `url` (`redis://host:port/db` or `rediss://…` with `tls`), keys under `prefix`,
-    /// each command bounded by `timeout`. Connects lazily: a store that is down at start is a
-    /// failure of the first decision, not of the start. Fails only on a URL the crate cannot read
-    /// or TLS files that cannot be read or parsed.
+    /// A store at `url` (`redis://host:port/db` or `rediss://…` with `tls`; a cluster:
+    /// `redis+cluster://host:port,host:port` or `rediss+cluster://…`), keys under `prefix`, each
+    /// command bounded by `timeout`. Connects lazily: a store that is down at start is a failure
+    /// of the first decision, not of the start. Fails only on a URL the crate cannot read or TLS
+    /// files that cannot be read or parsed.
     pub fn open(url: &str, prefix: &str, timeout: Duration, tls: &StoreTls) -> Result<Self, StoreError> {
         let refused = |e: redis::RedisError| StoreError::new(StoreErrorKind::Refused, e.to_string());
-        let client = if tls.is_empty() {
-            Client::open(url).map_err(refused)?
-        } else if url.starts_with("rediss://") {
-            Client::build_with_tls(url, tls.load()?).map_err(refused)?
+        let timeout = timeout.max(Duration::from_millis(1));
+        let scheme = url.split_once("://").map_or("redis", |(scheme, _)| scheme);
+        let (client, shown) = if let Some((cluster, node)) = CLUSTER_SCHEMES.iter().find(|(c, _)| url.starts_with(c)) {
+            let rest = &url[cluster.len()..];
+            // `user:pass@` once, before the first node, applies to every node.
+            let (credentials, hosts) = match rest.rfind('@') {
+                Some(at) => (&rest[..=at], &rest[at + 1..]),
+                None => ("", rest),
+            };
+            let hosts: Vec<&str> = hosts.split(',').map(|h| h.trim_end_matches('/')).filter(|h| !h.is_empty()).collect();
+            if hosts.is_empty() {
+                return Err(StoreError::new(StoreErrorKind::Refused, "a cluster URL names no node (host:port,host:port)"));
+            }
+            let nodes: Vec<String> = hosts.iter().map(|h| format!("{node}{credentials}{h}")).collect();
+            let mut builder = ClusterClientBuilder::new(nodes).connection_timeout(timeout).response_timeout(timeout);
+            if !tls.is_empty() {
+                if *node != "rediss://" {
+                    return Err(tls_error("TLS files need a rediss+cluster:// URL"));
+                }
+                builder = builder.certs(tls.load()?);
+            }
+            (Backend::Cluster(builder.build().map_err(refused)?), format!("{scheme}://{}", hosts.join(",")))
         } else {
-            return Err(tls_error("TLS files need a rediss:// URL"));
+            let client = if tls.is_empty() {
+                Client::open(url).map_err(refused)?
+            } else if url.starts_with("rediss://") {
+                Client::build_with_tls(url, tls.load()?).map_err(refused)?
+            } else {
+                return Err(tls_error("TLS files need a rediss:// URL"));
+            };
+            // The address without the credentials, under the URL's own scheme.
+            let shown = format!("{scheme}://{}", client.get_connection_info().addr());
+            (Backend::Single(client), shown)
         };
-        let info = client.get_connection_info();
-        // The address without the credentials, under the URL's own scheme.
-        let shown = format!("{}://{}", url.split_once("://").map_or("redis", |(scheme, _)| scheme), info.addr());
-        Ok(Self {
-            client,
-            url: shown,
-            conn: None,
-            prefix: prefix.to_string(),
-            timeout: timeout.max(Duration::from_millis(1)),
-            script: Script::new(CAS_SCRIPT),
-        })
+        Ok(Self { client, url: shown, conn: None, prefix: prefix.to_string(), timeout, script: Script::new(CAS_SCRIPT) })
     }
 
     /// The store key of a state key.
@@ -138,11 +181,18 @@ impl RedisStore {
         format!("{}{{{state_key}}}", self.prefix)
     }
 
-    fn connection(&mut self) -> Result<&mut Connection, StoreError> {
+    fn connection(&mut self) -> Result<&mut Box<dyn ConnectionLike + Send>, StoreError> {
         if self.conn.is_none() {
-            let conn = self.client.get_connection_with_timeout(self.timeout).map_err(classify)?;
-            conn.set_read_timeout(Some(self.timeout)).map_err(classify)?;
-            conn.set_write_timeout(Some(self.timeout)).map_err(classify)?;
+            let conn: Box<dyn ConnectionLike + Send> = match &self.client {
+                Backend::Single(client) => {
+                    let conn = client.get_connection_with_timeout(self.timeout).map_err(classify)?;
+                    conn.set_read_timeout(Some(self.timeout)).map_err(classify)?;
+                    conn.set_write_timeout(Some(self.timeout)).map_err(classify)?;
+                    Box::new(conn)
+                }
+                // Its timeouts are the builder's (`connection_timeout`, `response_timeout`).
+                Backend::Cluster(client) => Box::new(client.get_connection().map_err(classify)?),
+            };
             self.conn = Some(conn);
         }
         // Set just above.
@@ -150,8 +200,8 @@ impl RedisStore {
     }
 
     /// Runs `f` on the connection; drops the connection when it fails.
-    fn run<T>(&mut self, f: impl FnOnce(&mut Connection) -> redis::RedisResult<T>) -> Result<T, StoreError> {
-        let result = f(self.connection()?);
+    fn run<T>(&mut self, f: impl FnOnce(&mut dyn ConnectionLike) -> redis::RedisResult<T>) -> Result<T, StoreError> {
+        let result = f(self.connection()?.as_mut());
         result.map_err(|e| {
             self.conn = None;
             classify(e)
@@ -179,14 +229,12 @@ impl StateStore for RedisStore {
 
     fn cas(&mut self, key: &str, expected: u64, blob: &[u8], ttl: Duration) -> Result<Cas, StoreError> {
         let key = self.key(key);
-        let version = expected + 1;
-        let value = encode(version, blob);
         let ttl_ms = ttl.as_millis().max(1).to_string();
         let expected = format!("{expected:016x}");
         let script = self.script.clone();
-        let reply: Value = self.run(|c| script.key(&key).arg(&expected).arg(&value).arg(&ttl_ms).invoke(c))?;
+        let reply: Value = self.run(|c| script.key(&key).arg(&expected).arg(blob).arg(&ttl_ms).invoke(c))?;
         match reply {
-            Value::Int(1) => Ok(Cas::Written(version)),
+            Value::Int(version) if version > 0 => Ok(Cas::Written(version.unsigned_abs())),
             Value::BulkString(v) if v.is_empty() => Ok(Cas::Conflict(Versioned::default())),
             Value::BulkString(v) => Ok(Cas::Conflict(decode(&v)?)),
             other => {

@@ -2,9 +2,11 @@
 // deciding at once, each over its own events (bot messages over 2,000 conversations, tool calls
 // over 500 sessions), one decision at a time; prints per replica the p50/p99 of a decision
 // (read + decide + compare-and-set, as the caller awaits it), decisions per second and CAS
-// retries. Needs redis-server (scripts/setup-redis.sh).
+// retries. With --own-keys each replica's conversations and sessions are its own (sticky routing,
+// or keys the balancer spreads): the common case of one round trip per decision; without it the
+// replicas share every key. Needs redis-server (scripts/setup-redis.sh).
 //
-//   node bench/store.mjs [--replicas 3] [--events 20000] [--inflight 1]
+//   node bench/store.mjs [--replicas 3] [--events 20000] [--inflight 1] [--own-keys]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { StoredLoopGuard } from '../index.js';
@@ -16,15 +18,18 @@ const arg = (name, dflt) => {
 };
 const CONFIG = { tools: { loopDetection: { enabled: true } } };
 
+const OWN_KEYS = process.argv.includes('--own-keys');
+
 function events(replica, n) {
+  const own = OWN_KEYS ? `r${replica}` : '';
   const out = [];
   for (let i = 0; i < n; i++) {
     if (i % 4 === 3) {
-      const session = `agent:main:s${(i * 7 + replica) % 500}`;
+      const session = `agent:main:${own}s${(i * 7 + replica) % 500}`;
       out.push(JSON.stringify({ kind: 'tool_call', session, tool: 'read', args: { path: `/f/${i % 13}` } }));
     } else {
       const c = (i * 13 + replica) % 2000;
-      out.push(JSON.stringify({ kind: 'bot_message', channel: 'slack', account: 'T1', conversation: `C${c}`, sender: i % 2 ? 'A' : 'B', receiver: i % 2 ? 'B' : 'A', ts_ms: 1_700_000_000_000 + i * 10, event_id: `r${replica}e${i}` }));
+      out.push(JSON.stringify({ kind: 'bot_message', channel: 'slack', account: 'T1', conversation: `${own}C${c}`, sender: i % 2 ? 'A' : 'B', receiver: i % 2 ? 'B' : 'A', ts_ms: 1_700_000_000_000 + i * 10, event_id: `r${replica}e${i}` }));
     }
   }
   return out;
@@ -67,7 +72,7 @@ if (process.argv[2] === '--child') {
   try {
     const startAt = Date.now() + 3000;
     const runs = Array.from({ length: replicas }, (_, r) => {
-      const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', redis.url, String(r), String(n), String(startAt), String(inflight)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', redis.url, String(r), String(n), String(startAt), String(inflight), ...(OWN_KEYS ? ['--own-keys'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       p.stdout.on('data', (d) => (out += d));
       return new Promise((resolve) => p.on('exit', () => resolve(out)));

@@ -4,6 +4,29 @@ import { readFileSync } from 'node:fs';
 import { LoopGuardError } from './errors.js';
 
 /**
+ * A cluster URL, `redis+cluster://[user:pass@]host:port,host:port` (TLS: `rediss+cluster://`),
+ * read into its parts; null for any other string. Not `new URL`: a list of hosts is no URL host.
+ */
+export function clusterUrl(store) {
+  const m = /^(rediss?)\+cluster:\/\/(?:([^@/]*)@)?([^@/]+)\/?$/.exec(store);
+  if (!m) return null;
+  const nodes = m[3].split(',').map((h) => {
+    const at = h.lastIndexOf(':');
+    const port = Number(h.slice(at + 1));
+    return at > 0 && Number.isInteger(port) && port > 0 && port < 65536 ? { host: h.slice(0, at), port } : null;
+  });
+  if (nodes.includes(null)) return null;
+  const [user, pass] = (m[2] ?? '').split(':');
+  const creds = m[2] === undefined ? {} : { username: decodeURIComponent(user) || undefined, password: pass === undefined ? undefined : decodeURIComponent(pass) };
+  return { tls: m[1] === 'rediss', nodes, ...creds };
+}
+
+/** True for a store URL that speaks TLS. */
+function speaksTls(store) {
+  return clusterUrl(store)?.tls ?? new URL(store).protocol === 'rediss:';
+}
+
+/**
  * The TLS files (`storeCa`, `storeCert`, `storeKey`, PEM paths) read into ioredis's `tls`
  * options, or undefined when none is given; each error names its option and file.
  */
@@ -11,8 +34,8 @@ function tlsFiles(options, store) {
   const names = { storeCa: 'ca', storeCert: 'cert', storeKey: 'key' };
   const given = Object.keys(names).filter((k) => options[k] !== undefined);
   if (given.length === 0) return undefined;
-  if (store === 'memory' || new URL(store).protocol !== 'rediss:') {
-    throw new LoopGuardError('input', `options.${given[0]}`, 'TLS files need a rediss:// store URL');
+  if (store === 'memory' || !speaksTls(store)) {
+    throw new LoopGuardError('input', `options.${given[0]}`, 'TLS files need a rediss:// (or rediss+cluster://) store URL');
   }
   if ((options.storeCert === undefined) !== (options.storeKey === undefined)) {
     const missing = options.storeCert === undefined ? 'storeCert' : 'storeKey';
@@ -39,9 +62,9 @@ export function storeOptions(options) {
   if (store !== 'memory') {
     let ok = false;
     try {
-      ok = typeof store === 'string' && ['redis:', 'rediss:'].includes(new URL(store).protocol);
+      ok = typeof store === 'string' && (clusterUrl(store) !== null || ['redis:', 'rediss:'].includes(new URL(store).protocol));
     } catch {}
-    if (!ok) throw new LoopGuardError('input', 'options.store', `must be "memory" or a redis://[user:pass@]host:port[/db] (or rediss://) URL, not ${JSON.stringify(store)}`);
+    if (!ok) throw new LoopGuardError('input', 'options.store', `must be "memory", a redis://[user:pass@]host:port[/db] (or rediss://) URL or a redis+cluster://host:port,host:port one, not ${JSON.stringify(store)}`);
   }
   const int = (name, dflt, max) => {
     const v = options[name] ?? dflt;

@@ -12,19 +12,37 @@
 // StoreError with a kind (unreachable, timeout, refused, unreadable), never a crash.
 import { createRequire } from 'node:module';
 import { message } from './errors.js';
+import { clusterUrl } from './store-options.js';
 
 /**
- * Compares the version header and sets value + TTL; 1 when written, else the current value
- * (empty when the key is absent). Byte for byte host/src/store/redis.rs's CAS_SCRIPT: the same
- * text has the same SHA-1, so EVALSHA finds the script whichever replica loaded it.
+ * Compares the version header; when it is still ARGV[1], sets the blob ARGV[2] under the next
+ * version (the server's clock in microseconds, or one more, whichever is larger: `nextVersion`)
+ * with the TTL ARGV[3] ms and returns that version (an integer); else the current value (empty
+ * when the key is absent). Byte for byte host/src/store/redis.rs's CAS_SCRIPT: the same text has
+ * the same SHA-1, so EVALSHA finds the script whichever replica loaded it.
  */
 export const CAS_SCRIPT = `
 local cur = redis.call('GET', KEYS[1])
 local ver = cur and string.sub(cur, 1, 16) or '0000000000000000'
 if ver ~= ARGV[1] then return cur or '' end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
+local t = redis.call('TIME')
+local v = math.max(tonumber(ver, 16) + 1, t[1] * 1000000 + t[2])
+redis.call('SET', KEYS[1], string.format('%016x', v) .. ARGV[2], 'PX', ARGV[3])
+return v
 `;
+
+/**
+ * The version a write after `current` gets: the clock in microseconds since the Unix epoch, or
+ * one more than `current`, whichever is larger (host/src/store/kv.rs's `next_version`). A
+ * replica writes at the version it last saw without reading first; counting from 1, a key that
+ * expired or was evicted would count 1, 2, 3 again and a stale remembered version could win.
+ */
+export function nextVersion(current, nowMicros) {
+  return Math.max(current + 1, nowMicros);
+}
+
+/** Versions below 2^40 were counted from 1 by loopguard 1.0: never remembered (they may repeat). */
+export const COUNTED_BELOW = 2 ** 40;
 
 /** Keys the in-process map holds by default (as the Rust host's MemoryStore). */
 export const DEFAULT_CAPACITY = 100_000;
@@ -41,12 +59,7 @@ export class StoreError extends Error {
   }
 }
 
-/** The value layout every host shares: 16 hex digits of version, then the blob. */
-export function encode(version, blob) {
-  return Buffer.concat([Buffer.from(version.toString(16).padStart(16, '0'), 'latin1'), blob]);
-}
-
-/** Reads a value written by `encode`; anything else is `unreadable`. */
+/** Reads a stored value (16 hex digits of version, then the blob); anything else is `unreadable`. */
 export function decode(value) {
   const header = value.subarray(0, 16).toString('latin1');
   if (value.length < 16 || !/^[0-9a-fA-F]{16}$/.test(header)) {
@@ -83,6 +96,13 @@ export class MemoryStore {
     this.#entries.delete(key);
   }
 
+  /** Keeps `value` as `key`'s for `ttlMs`, whatever was there: what a replica saw of a shared key. */
+  remember(key, value, ttlMs) {
+    const now = performance.now();
+    if (!this.#entries.has(key) && this.#entries.size >= this.#capacity) this.#makeRoom(now);
+    this.#entries.set(key, { version: value.version, blob: value.blob, expires: now + ttlMs });
+  }
+
   get(key) {
     const e = this.#entries.get(key);
     if (!e || e.expires <= performance.now()) return EMPTY;
@@ -94,7 +114,7 @@ export class MemoryStore {
     const current = this.get(key);
     if (current.version !== expected) return { conflict: current };
     if (!this.#entries.has(key) && this.#entries.size >= this.#capacity) this.#makeRoom(now);
-    const version = expected + 1;
+    const version = nextVersion(expected, Math.floor((performance.timeOrigin + now) * 1000));
     this.#entries.set(key, { version, blob, expires: now + ttlMs });
     return { written: version };
   }
@@ -123,8 +143,8 @@ export class MemoryStore {
  * Valkey or Redis (≥ 7.0; 6.2 works) through ioredis. Connects at the first decision, not at
  * construction, so a store that is down at start is a failure of the first decision. Commands
  * are never queued while the connection is down (they fail at once: the decision goes local);
- * each command is bounded by `deadlineMs`. ioredis matches replies to commands in order, so a
- * late reply to a timed-out command is never read as the answer to the next one; it reconnects
+ * each command is bounded by `deadlineMs`, and one that times out closes its connection (the
+ * next decision's write must not queue behind it). ioredis reconnects
  * on its own, every 250 ms at most, while the store is down, and at once when a decision tries
  * the store.
  */
@@ -134,35 +154,66 @@ export class RedisStore {
   #deadlineMs;
   #shown;
   #lastError = null;
+  /** A new client, not connected yet. */
+  #open;
 
   /**
-   * @param {string} url redis://[user:pass@]host:port[/db] or rediss://… (TLS)
+   * @param {string} url redis://[user:pass@]host:port[/db] or rediss://… (TLS); a cluster:
+   *   redis+cluster://[user:pass@]host:port,host:port (rediss+cluster://: TLS)
    * @param {{ prefix: string, deadlineMs: number, redisOptions?: object }} o
    */
   constructor(url, { prefix, deadlineMs, redisOptions }) {
     // Loaded here, not imported: a gateway without a shared store never loads the client.
     const Redis = createRequire(import.meta.url)('ioredis');
-    const u = new URL(url);
-    this.#shown = `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
+    const cluster = clusterUrl(url);
+    if (cluster) {
+      this.#shown = `${url.split('://')[0]}://${cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+    } else {
+      const u = new URL(url);
+      this.#shown = `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
+    }
     this.#prefix = prefix;
     this.#deadlineMs = deadlineMs;
-    this.#client = new Redis(url, {
-      ...redisOptions,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      enableReadyCheck: false,
+    const connection = {
       commandTimeout: deadlineMs,
       connectTimeout: Math.max(deadlineMs, 1_000),
       maxRetriesPerRequest: 0,
       autoResubscribe: false,
-      retryStrategy: (times) => Math.min(25 * times, 250),
-    });
-    this.#client.defineCommand('loopguardCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
-    // Failures are reported by the decision that meets them (one line per episode), not here;
-    // the last one says why a connection closed (refused, WRONGPASS, …).
-    this.#client.on('error', (e) => {
-      this.#lastError = message(e);
-    });
+    };
+    this.#open = () => {
+      // A cluster: ioredis finds the slots from any node given, follows MOVED and ASK while slots
+      // migrate and the new primary after a failover; every decision touches one key, one slot.
+      const client = cluster
+        ? new Redis.Cluster(cluster.nodes, {
+            lazyConnect: true,
+            enableOfflineQueue: false,
+            enableReadyCheck: false,
+            clusterRetryStrategy: (times) => Math.min(25 * times, 250),
+            redisOptions: {
+              ...redisOptions,
+              ...connection,
+              ...(cluster.username ? { username: cluster.username } : {}),
+              ...(cluster.password ? { password: cluster.password } : {}),
+              ...(cluster.tls ? { tls: { ...redisOptions?.tls } } : {}),
+            },
+          })
+        : new Redis(url, {
+            ...redisOptions,
+            ...connection,
+            lazyConnect: true,
+            enableOfflineQueue: false,
+            enableReadyCheck: false,
+            retryStrategy: (times) => Math.min(25 * times, 250),
+          });
+      client.defineCommand('loopguardCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
+      // Failures are reported by the decision that meets them (one line per episode), not here;
+      // the last one says why a connection closed (refused, WRONGPASS, …).
+      client.on('error', (e) => {
+        this.#lastError = message(e);
+      });
+      return client;
+    };
+    this.#client = this.#open();
   }
 
   /** The store key of a state key (the braces make the state key the cluster hash tag). */
@@ -176,16 +227,15 @@ export class RedisStore {
   }
 
   async cas(key, expected, blob, ttlMs) {
-    const version = expected + 1;
     const reply = await this.#run(() =>
       this.#client.loopguardCasBuffer(
         this.key(key),
         expected.toString(16).padStart(16, '0'),
-        encode(version, blob),
+        Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength),
         String(Math.max(1, Math.round(ttlMs))),
       ),
     );
-    if (reply === 1) return { written: version };
+    if (typeof reply === 'number' && reply > 0) return { written: reply };
     if (Buffer.isBuffer(reply)) return { conflict: reply.length === 0 ? EMPTY : decode(reply) };
     throw new StoreError('refused', `unexpected reply to the CAS script: ${String(reply)}`);
   }
@@ -203,12 +253,30 @@ export class RedisStore {
     c.disconnect();
   }
 
+  /**
+   * Drops this connection for a new one, made at the next decision: a command that missed its
+   * deadline is still on its way, and the next one would queue behind it (a write that timed
+   * out would land before the next decision's), as would a handshake stuck behind a slow store.
+   * The Rust host makes a new connection after any failure too.
+   */
+  #drop() {
+    const old = this.#client;
+    this.#client = this.#open();
+    old.disconnect();
+    old.stream?.destroy();
+  }
+
   async #run(fn) {
     await this.#connected();
     try {
       return await fn();
     } catch (e) {
-      throw classify(e);
+      const error = classify(e); if (process.env.LG_DEBUG) console.error('DEBUG run', Date.now()%100000, error.kind, error.message, this.#client.status);
+      // A command that timed out is still on its way, and the next one would queue behind it on
+      // this connection: a write that missed its deadline would then land before the next
+      // decision's. A new connection, as the Rust host makes after any failure.
+      if (error.kind === 'timeout') this.#drop();
+      throw error;
     }
   }
 
@@ -218,7 +286,7 @@ export class RedisStore {
    * schedule (up to 250 ms), that wait is ended and a connection started, so that the first
    * decision after the store is back is made on it.
    */
-  async #connected() {
+  async #connected() { if (process.env.LG_DEBUG) console.error('DEBUG connected', Date.now()%100000, this.#client.status);
     const c = this.#client;
     if (c.status === 'ready') return;
     if (c.status === 'reconnecting') c.disconnect(); // ends ioredis's wait: status 'end'
@@ -235,7 +303,10 @@ export class RedisStore {
       };
       const onReady = () => done(resolve);
       const onClose = () => done(reject, new StoreError('unreachable', `cannot connect to ${this.#shown}${this.#lastError ? ` (${this.#lastError})` : ''}`));
-      const timer = setTimeout(() => done(reject, new StoreError('timeout', `no connection to ${this.#shown} within ${this.#deadlineMs} ms`)), this.#deadlineMs);
+      const timer = setTimeout(() => {
+        done(reject, new StoreError('timeout', `no connection to ${this.#shown} within ${this.#deadlineMs} ms`));
+        this.#drop();
+      }, this.#deadlineMs);
       c.once('ready', onReady);
       c.once('close', onClose);
     });

@@ -8,9 +8,15 @@
 // | step | a typed call (beforeToolCall, …) | a trace line (decide, applyEvents) |
 // |---|---|---|
 // | which key | the policy's `key-of` | its `state-key` |
-// | read | GET `<prefix>{<state key>}` (store.js) | the same |
-// | decide | the policy's `decide-call` on the blob read | its `decide-keyed` |
-// | write back | CAS_SCRIPT at the version read; on a conflict, decide again on the value it returned | the same |
+// | read | what this replica last saw of the key (none: taken as absent) | the same |
+// | decide | the policy's `decide-call` on that blob | its `decide-keyed` |
+// | write back | CAS_SCRIPT at that version; on a conflict, decide again on the value it returned | the same |
+//
+// One round trip in the common case: the replica remembers the last value and version it saw of
+// each key (at most SEEN_CAPACITY keys, each for the TTL) and writes without reading first; a
+// stale or missing one costs a conflict, whose reply is the current value. Versions never repeat
+// (store.js's nextVersion), so a stale version cannot win; versions counted by loopguard 1.0
+// (below COUNTED_BELOW) may, and are never remembered.
 //
 // Why a class of its own and not an option of LoopGuard: LoopGuard's calls are synchronous and a
 // store answers asynchronously, so every call here returns a Promise of the verdict LoopGuard's
@@ -24,7 +30,7 @@
 import * as cv from './convert.js';
 import { LoopGuardError, policyCall } from './errors.js';
 import { getDefaultPolicy, loadPolicy } from './policy.js';
-import { MemoryStore, RedisStore, StoreError } from './store.js';
+import { COUNTED_BELOW, MemoryStore, RedisStore, StoreError } from './store.js';
 import { storeOptions } from './store-options.js';
 
 /** Set by `load` for the one constructor call it makes (the constructor stays synchronous). */
@@ -32,12 +38,16 @@ let policyForNextGuard = null;
 
 const RETRY_AFTER_MS = 250;
 const MAX_RETRIES = 1_000;
+/** Keys whose last seen value a replica remembers (host/src/store/decide.rs's SEEN_CAPACITY). */
+const SEEN_CAPACITY = 10_000;
 
 export class StoredLoopGuard {
   #gateway;
   #policy;
   #store;
   #local = new MemoryStore();
+  /** the last value and version seen of each shared key */
+  #seen = new MemoryStore(SEEN_CAPACITY);
   #o;
   #episode = null;
   /** state key → the last decision queued on it (decisions of one key run in call order) */
@@ -278,12 +288,24 @@ export class StoredLoopGuard {
   }
 
   async #onStore(key, input, start) {
-    let current = await this.#store.get(key);
+    let current = this.#seen.get(key);
     let retries = 0;
     for (;;) {
-      const [decision, blob] = this.#decideOn(input, current);
+      let decision, blob;
+      try {
+        [decision, blob] = this.#decideOn(input, current);
+      } catch (e) {
+        this.#seen.delete(key);
+        throw e;
+      }
+      // A write that failed may still land later: the remembered version is then stale, which
+      // costs one conflict, never a wrong decision.
       const r = await this.#store.cas(key, current.version, blob, this.#o.ttlMs);
-      if (r.written !== undefined) return { decision, key, version: r.written, via: 'store', retries };
+      if (r.written !== undefined) {
+        this.#remember(key, { version: r.written, blob });
+        return { decision, key, version: r.written, via: 'store', retries };
+      }
+      this.#remember(key, r.conflict);
       retries += 1;
       this.#stats.casRetries += 1;
       const spent = performance.now() - start;
@@ -295,6 +317,12 @@ export class StoredLoopGuard {
       // key otherwise fall into step, and one of them can lose every race.
       if (retries >= 2) await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(retries - 1, 3))));
     }
+  }
+
+  /** Keeps `value` as what this replica last saw of `key`, unless its version was counted. */
+  #remember(key, value) {
+    if (value.version >= COUNTED_BELOW) this.#seen.remember(key, value, this.#o.ttlMs);
+    else this.#seen.delete(key);
   }
 
   /** The decision on local state (none, failing closed). Synchronous: it cannot interleave. */

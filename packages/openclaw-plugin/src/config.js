@@ -61,10 +61,13 @@ export function resolveStore(c) {
   if (unknown.length) throw new PluginConfigError(`store.${unknown[0]}`, `unknown key; the store block takes ${STORE_KEYS.join(', ')}`);
   let scheme = null;
   try {
-    scheme = s.url === 'memory' ? 'memory' : new URL(s.url).protocol;
+    // A cluster's host list is no URL host: its scheme is read by hand (the loopguard package
+    // checks the nodes).
+    const cluster = /^(rediss?\+cluster):\/\//.exec(s.url);
+    scheme = s.url === 'memory' ? 'memory' : cluster ? `${cluster[1]}:` : new URL(s.url).protocol;
   } catch {}
-  if (typeof s.url !== 'string' || !['memory', 'redis:', 'rediss:'].includes(scheme)) {
-    throw new PluginConfigError('store.url', `must be redis://[user:pass@]host:port[/db], rediss://… or "memory", not ${JSON.stringify(s.url)}`);
+  if (typeof s.url !== 'string' || !['memory', 'redis:', 'rediss:', 'redis+cluster:', 'rediss+cluster:'].includes(scheme)) {
+    throw new PluginConfigError('store.url', `must be redis://[user:pass@]host:port[/db], rediss://…, redis+cluster://host:port,host:port (rediss+cluster://…) or "memory", not ${JSON.stringify(s.url)}`);
   }
   if (s.prefix !== undefined && typeof s.prefix !== 'string') throw new PluginConfigError('store.prefix', 'must be a string');
   const int = (k, dflt, max) => {
@@ -78,7 +81,7 @@ export function resolveStore(c) {
   for (const k of ['ca', 'cert', 'key']) {
     if (s[k] === undefined) continue;
     if (typeof s[k] !== 'string' || s[k] === '') throw new PluginConfigError(`store.${k}`, `must be the path of a PEM file, not ${JSON.stringify(s[k])}`);
-    if (scheme !== 'rediss:') throw new PluginConfigError(`store.${k}`, 'TLS files need a rediss:// store.url');
+    if (scheme !== 'rediss:' && scheme !== 'rediss+cluster:') throw new PluginConfigError(`store.${k}`, 'TLS files need a rediss:// (or rediss+cluster://) store.url');
   }
   if ((s.cert === undefined) !== (s.key === undefined)) {
     throw new PluginConfigError(s.cert === undefined ? 'store.cert' : 'store.key', 'a client certificate and its key are given together');

@@ -18,6 +18,9 @@ test('a valid store block resolves with its defaults; no block means in-process'
   assert.deepEqual(resolveStore({ store: { url: 'redis://10.0.0.5:6379/2' } }), { url: 'redis://10.0.0.5:6379/2', prefix: 'lg:1:', ttlSeconds: 3600, deadlineMs: 20, failClosed: false });
   assert.deepEqual(resolveStore({ store: { url: 'rediss://u:p@h:6380', prefix: 'gw:', ttlSeconds: 900, deadlineMs: 50, failMode: 'closed' } }), { url: 'rediss://u:p@h:6380', prefix: 'gw:', ttlSeconds: 900, deadlineMs: 50, failClosed: true });
   assert.deepStrictEqual(resolveStore({ store: { url: 'rediss://h:6380', ca: '/ca.pem', cert: '/c.pem', key: '/k.pem' } }), { url: 'rediss://h:6380', prefix: 'lg:1:', ttlSeconds: 3600, deadlineMs: 20, failClosed: false, ca: '/ca.pem', cert: '/c.pem', key: '/k.pem' });
+  // a Valkey/Redis Cluster: any of its nodes, the slots are found from them
+  assert.equal(resolveStore({ store: { url: 'redis+cluster://10.0.0.5:7000,10.0.0.6:7000' } }).url, 'redis+cluster://10.0.0.5:7000,10.0.0.6:7000');
+  assert.equal(resolveStore({ store: { url: 'rediss+cluster://h1:7000,h2:7000', ca: '/ca.pem' } }).ca, '/ca.pem');
 });
 
 test('an invalid store block is refused at registration, naming its path in openclaw.json', () => {

@@ -63,7 +63,7 @@ class LoopGuard:
         may run (default 100); ``memory_mib``: the policy instance's memory cap (default 256);
         ``fail_closed``: block instead of allow when the policy breaks on a decision.
         ``store``: keep the state in a store shared by replicas, ``"redis://host:port"`` (Valkey
-        or Redis >= 7.0) or ``"memory"``, under ``store_prefix``, each key living
+        or Redis >= 7.0), a cluster ``"redis+cluster://host:port,host:port"`` or ``"memory"``, under ``store_prefix``, each key living
         ``store_ttl_s`` (default 3600) after its last write; a decision waits at most
         ``store_deadline_ms`` (default 20) for the store, then is made on local state (or, with
         ``store_fail_closed``, raises LoopGuardError). A ``"rediss://…"`` store speaks TLS,

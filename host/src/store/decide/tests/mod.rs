@@ -16,19 +16,70 @@ fn action(d: &Decided) -> String {
 }
 
 #[test]
-fn with_a_store_that_answers_every_decision_is_made_on_it_and_versions_count_up() {
+fn with_a_store_that_answers_every_decision_is_one_write_and_versions_grow() {
     let mut f = fixture(with(StoreFailure::Open));
     let decided: Vec<Decided> = (0..3).map(|_| f.decide()).collect();
-    assert_eq!(
-        decided.iter().map(|d| (d.via, d.version, d.retries)).collect::<Vec<_>>(),
-        [(Via::Store, 1, 0), (Via::Store, 2, 0), (Via::Store, 3, 0)]
-    );
+    assert!(decided.iter().all(|d| (d.via, d.retries) == (Via::Store, 0)), "{decided:?}");
+    let versions: Vec<u64> = decided.iter().map(|d| d.version).collect();
+    assert!(versions[0] >= COUNTED_BELOW && versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
     assert_eq!(
         f.script.lock().unwrap().calls.iter().map(|c| c.1).collect::<Vec<_>>(),
-        ["get", "cas", "get", "cas", "get", "cas"]
+        ["cas", "cas", "cas"],
+        "a new key is written without a read; then at the version this replica wrote"
     );
     assert_eq!(f.gateway.stats(), StoreStats { on_store: 3, ..StoreStats::default() });
     assert!(reports().is_empty());
+}
+
+#[test]
+fn a_key_another_replica_wrote_costs_one_conflict_then_is_written_at_the_version_it_returned() {
+    let mut f = fixture(with(StoreFailure::Open));
+    let first = f.decide();
+    let theirs = f.event("c");
+    let key = f.gateway.gateway().state_key(&theirs).unwrap();
+    // Another replica decides two events of the key: this replica's remembered version is stale.
+    f.script(|s| {
+        let v = s.values.get(&key).unwrap();
+        let Ok(Cas::Written(v2)) = s.values.cas(&key, v.version, &v.blob, Duration::from_secs(60)) else { panic!() };
+        s.values.cas(&key, v2, &v.blob, Duration::from_secs(60)).unwrap();
+    });
+    let d = f.decide();
+    assert_eq!((d.via, d.retries), (Via::Store, 1));
+    assert!(d.version > first.version);
+    let next = f.decide();
+    assert_eq!((next.via, next.retries), (Via::Store, 0), "the conflict's value is remembered");
+    assert_eq!(f.script.lock().unwrap().calls.iter().filter(|c| c.1 == "get").count(), 0, "never a read");
+}
+
+#[test]
+fn a_key_that_expired_and_was_written_again_never_meets_a_remembered_version() {
+    let mut f = fixture(with(StoreFailure::Open));
+    let mine = f.decide();
+    let key = mine.key.clone();
+    // The key expires (or is evicted) and another replica writes it anew: versions do not start
+    // over, so the stale remembered version conflicts instead of winning.
+    f.script(|s| {
+        s.values.forget(&key);
+        let Ok(Cas::Written(v)) = s.values.cas(&key, 0, b"", Duration::from_secs(60)) else { panic!() };
+        assert!(v > mine.version, "{v} after {}", mine.version);
+    });
+    let d = f.decide();
+    assert_eq!((d.via, d.retries), (Via::Store, 1), "decided again on the other replica's state");
+}
+
+#[test]
+fn a_version_counted_by_loopguard_1_0_is_never_remembered() {
+    let mut f = fixture(with(StoreFailure::Open));
+    let event = f.event("c");
+    let key = f.gateway.gateway().state_key(&event).unwrap();
+    // A 1.0 replica wrote the key at version 7 (an empty state will do).
+    f.script(|s| s.values.remember(&key, Versioned { version: 7, blob: Vec::new() }, Duration::from_secs(60)));
+    let d = f.decide();
+    assert_eq!((d.via, d.retries), (Via::Store, 1), "a conflict at version 0, then written at 7");
+    assert!(d.version >= COUNTED_BELOW, "the next version is the clock's: {}", d.version);
+    f.script(|s| s.values.remember(&key, Versioned { version: 3, blob: Vec::new() }, Duration::from_secs(60)));
+    let d = f.decide();
+    assert_eq!(d.retries, 1, "a conflict: the 1.0 replica's version is not the one this replica wrote");
 }
 
 #[test]
@@ -158,7 +209,9 @@ fn a_conflict_is_decided_again_on_the_value_the_other_writer_left() {
     let mut f = fixture(with(StoreFailure::Open));
     f.script(|s| s.conflicts = 1);
     let d = f.decide();
-    assert_eq!((d.via, d.version, d.retries), (Via::Store, 2, 1), "written after the other replica's version 1");
+    assert_eq!((d.via, d.retries), (Via::Store, 1));
+    let theirs = f.script.lock().unwrap().values.get(&d.key).unwrap().version;
+    assert_eq!(d.version, theirs, "written after the other replica's version");
     assert_eq!(f.gateway.stats().cas_retries, 1);
     assert!(reports().is_empty());
 }
@@ -170,7 +223,7 @@ fn conflicts_are_retried_at_most_max_retries_times_then_the_decision_is_local_an
     let d = f.decide();
     assert_eq!(d.via, Via::Local);
     let calls: Vec<&str> = f.script.lock().unwrap().calls.iter().map(|c| c.1).collect();
-    assert_eq!(calls, ["get", "cas", "cas", "cas", "cas"], "the first write and 3 retries");
+    assert_eq!(calls, ["cas", "cas", "cas", "cas"], "the first write and 3 retries");
     let s = f.gateway.stats();
     assert_eq!((s.cas_retries, s.store_errors, s.episodes), (4, 1, 1), "the 4th conflict is counted, not retried");
     let said = reports();
@@ -197,12 +250,13 @@ fn a_value_this_policy_cannot_read_is_decided_locally_counted_left_alone_and_sta
     let mut f = fixture(with(StoreFailure::Open));
     let event = f.event("c");
     let key = f.gateway.gateway().state_key(&event).unwrap();
-    f.script(|s| assert_eq!(s.values.cas(&key, 0, b"hello", Duration::from_secs(60)), Ok(Cas::Written(1))));
+    let hello = Versioned { version: 1, blob: b"hello".to_vec() };
+    f.script(|s| s.values.remember(&key, hello.clone(), Duration::from_secs(60)));
     let d = f.decide();
     assert_eq!((d.via, action(&d).as_str()), (Via::Local, "allow"));
     let s = f.gateway.stats();
     assert_eq!((s.unreadable, s.store_errors, s.episodes, s.degraded), (1, 0, 0, false));
-    f.script(|s| assert_eq!(s.values.get(&key), Ok(Versioned { version: 1, blob: b"hello".to_vec() })));
+    f.script(|s| assert_eq!(s.values.get(&key), Ok(hello)));
     let said = reports();
     assert_eq!(said.len(), 1);
     assert_eq!(said[0].0, Level::Warn);
