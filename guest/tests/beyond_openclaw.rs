@@ -162,16 +162,26 @@ fn paging_through_a_file_is_progress_the_same_page_again_is_not() {
 }
 
 #[test]
-fn the_same_edit_sent_back_to_back_is_warned_whatever_it_returns_and_never_denied() {
+fn the_same_edit_sent_back_to_back_is_warned_whatever_it_returns_and_denied_at_the_fifth() {
     let edit = "edit 1:1\\npublic class CustomException extends Exception { public CustomException() { super(); } }\\nend_of_edit";
     let trace: String = (1..=8)
         .map(|i| exec("s", edit, &format!("[File: Repro.java ({} lines total)] 1:public class", 8 * i)))
         .collect();
     let a = actions(CAUTIOUS, &trace);
-    assert_eq!(a[..2], ["allow", "allow"]);
-    assert!(a[2..].iter().all(|x| x == "warn:same_result"), "{a:?}");
-    assert!(!actions(ON, &trace).iter().any(|x| x.starts_with("block")), "a warning only, in both presets");
+    assert_eq!(a[..4], ["allow", "allow", "warn:same_result", "warn:same_result"]);
+    assert!(a[4..].iter().all(|x| x == "block:same_result"), "blocked from the 5th send (rerunBlockAt): {a:?}");
+    let on = actions(ON, &trace);
+    assert_eq!(on[4..7], ["block:same_result", "block:same_result", "block:ladder"], "sent again after two blocks");
     assert!(actions(OFF, &trace).iter().all(|x| x == "allow"));
+    let between: String = (1..=8)
+        .flat_map(|i| {
+            [
+                exec("s", edit, &format!("[File: Repro.java ({} lines total)]", 8 * i)),
+                exec("s", "ls", &format!("f{i}.java")),
+            ]
+        })
+        .collect();
+    assert!(!actions(CAUTIOUS, &between).iter().any(|x| x.starts_with("block")), "not back to back: never denied");
 }
 
 #[test]

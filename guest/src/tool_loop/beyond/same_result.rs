@@ -17,9 +17,12 @@
 //!
 //! The same call with a payload (its longest string argument at least [`RESENT_PAYLOAD`]
 //! characters: an edit, a file's content) sent back to back is warned at `warnAt` whatever it
-//! returns, and never blocked: a change made again and again (the same insertion prepended once
-//! more each time) answers differently each time, yet nothing moves on. A poll or a scroll names
-//! its target in a few words and is not counted.
+//! returns: a change made again and again (the same insertion prepended once more each time)
+//! answers differently each time, yet nothing moves on. It is blocked at `rerunBlockAt`, as late
+//! as a test re-run after edits that change nothing: the call is the same byte for byte with
+//! nothing between, so the evidence is the agent's own repetition, not two answers that merely
+//! look alike (real runs re-apply one edit twenty or thirty times until their budget ends). A
+//! poll or a scroll names its target in a few words and is not counted.
 //!
 //! Settings: `loopguard.detectors.sameResult` ([`StreakSettings`]). State: the session's
 //! [`Trail`](super::trail::Trail).
@@ -58,7 +61,7 @@ pub fn check(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
 }
 
 /// The same call with a payload sent back to back (byte for byte, nothing between), whatever
-/// it returned: a warning at `warnAt`, never a block.
+/// it returned: a warning at `warnAt`, a block at `rerunBlockAt`.
 fn resent(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
     let call = &look.call;
     if call.payload < RESENT_PAYLOAD {
@@ -69,6 +72,13 @@ fn resent(look: &Look<'_>, s: &StreakSettings) -> Option<Finding> {
         return None;
     }
     let tool = call.tool;
+    if n + 1 >= s.rerun.block_at {
+        let m = format!(
+            "loopguard: {tool} was sent {n} times in a row with these same arguments; blocked. Sending it \
+             again repeats the same change: check the last result and change the call."
+        );
+        return Some(Finding::block(Detector::SameResult, n + 1, m));
+    }
     let m = format!(
         "loopguard: {tool} was sent {n} times in a row with these same arguments. Sending it again will \
          repeat the change or the answer: check the last result first."
@@ -108,7 +118,7 @@ mod tests {
     }
 
     #[test]
-    fn a_payload_sent_back_to_back_is_warned_whatever_it_returns_and_never_blocked() {
+    fn a_payload_sent_back_to_back_is_warned_whatever_it_returns_and_blocked_at_the_rerun_level() {
         let es: Vec<Entry> = (0..8).map(|i| entry(1, 1, res(i))).collect();
         let sent = |n: usize, payload: usize| {
             looking(&es[..n], 1, |look| {
@@ -118,7 +128,9 @@ mod tests {
         };
         assert_eq!(sent(1, RESENT_PAYLOAD), None);
         assert_eq!(sent(2, RESENT_PAYLOAD), Some((false, 3)));
-        assert_eq!(sent(8, RESENT_PAYLOAD), Some((false, 9)), "never blocked");
+        assert_eq!(sent(6, RESENT_PAYLOAD), Some((false, 7)), "below rerunBlockAt (8): a warning");
+        assert_eq!(sent(7, RESENT_PAYLOAD), Some((true, 8)), "the 8th send in a row: blocked");
+        assert_eq!(sent(8, RESENT_PAYLOAD), Some((true, 9)), "and every one after it");
         assert_eq!(sent(8, RESENT_PAYLOAD - 1), None, "a scroll or a poll names its target in a few words");
         let between = [entry(1, 1, res(1)), entry(1, 2, res(2)), entry(1, 1, res(3))];
         let look_between = looking(&between, 1, |look| {
