@@ -263,9 +263,7 @@ def main():
     binary = os.path.abspath(a.bin)
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = os.path.join(tmp, "config.json")
-        with open(cfg, "w") as f:
-            json.dump(harness.CONFIG, f)
+        cfg = harness.write_config(tmp)
         cluster = Cluster(tmp).start()
         try:
             print(f"cluster of 6 redis-servers on {','.join(str(n.port) for n in cluster.nodes)} (3 primaries, 3 replicas)")

@@ -189,6 +189,14 @@ CONFIG = {
 }
 
 
+def write_config(folder, doc=None):
+    """The storm's config (or `doc`) as a file in `folder`: its path."""
+    path = os.path.join(folder, "config.json")
+    with open(path, "w") as f:
+        json.dump(CONFIG if doc is None else doc, f)
+    return path
+
+
 def bot(conv, sender, receiver, ts, event_id=None):
     e = {"kind": "bot_message", "channel": "slack", "account": "T1", "conversation": conv, "sender": sender,
          "receiver": receiver, "ts_ms": ts}

@@ -14,4 +14,11 @@ BIN="${LOOPGUARD_BIN:-$ROOT/target/debug/loopguard}"
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3
 "$PY" tests/replicas/storm.py --bin "$BIN" "$@"
-"$PY" tests/replicas/cluster.py --bin "$BIN"
+if [ -z "${NODE:-}" ]; then
+    # shellcheck source=../../scripts/node24.sh
+    . scripts/node24.sh
+    NODE="$NODE24_BIN/node"
+fi
+# The Node and Python packages take a turn on the cluster too: packages/node's node_modules and
+# the loopguard wheel in .venv (scripts/test.sh's Node and Python stages) are needed.
+"$PY" tests/replicas/cluster.py --bin "$BIN" --node "$NODE" --python "$PY"

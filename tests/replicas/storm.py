@@ -246,9 +246,7 @@ def main():
     binary = os.path.abspath(a.bin)
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = os.path.join(tmp, "config.json")
-        with open(cfg, "w") as f:
-            json.dump(harness.CONFIG, f)
+        cfg = harness.write_config(tmp)
         redis = harness.Redis().start()
         try:
             print(f"redis-server {redis.cli('INFO', 'server').split('redis_version:')[1].split()[0]} "
