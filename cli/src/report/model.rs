@@ -266,3 +266,27 @@ impl Overview {
         o
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_excerpt_cuts_at_a_character_and_says_so() {
+        assert_eq!(excerpt("héllo wörld", 7), "héllo w…");
+        assert_eq!(excerpt("short", 7), "short");
+        assert_eq!(excerpt("exactly7", 8), "exactly7");
+    }
+
+    #[test]
+    fn the_tools_beyond_the_cap_are_summed_under_one_name() {
+        let view = |name: String| SessionView {
+            tools: vec![BTreeMap::from([(name, ToolCounts { calls: 2, warnings: 1, blocks: 0, aborts: 0 })])],
+            detail: None,
+        };
+        let views: Vec<SessionView> = (0..TOOL_NAMES + 5).map(|i| view(format!("tool{i:05}"))).collect();
+        let o = Overview::new(&[], &views, 0);
+        assert_eq!(o.tools.len(), TOOL_NAMES + 1);
+        assert_eq!(o.tools[OTHER_TOOLS], ToolCounts { calls: 10, warnings: 5, blocks: 0, aborts: 0 });
+    }
+}
