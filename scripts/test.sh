@@ -147,6 +147,9 @@ NODE="$NODE24_BIN/node" run bash tests/store-conformance/run.sh
 stage "the coding CLIs with loopguard's plugins: Claude Code, Codex, Gemini CLI, Copilot CLI, Qwen Code, OpenCode, Cline (tests/agent-clis/run.sh)" 2700
 run bash tests/agent-clis/run.sh -o faulthandler_timeout=300
 
+stage "loopguard report's page in headless Chromium: the overview is transcripts --json, a session opens at its first block, --compare, markup stays text, no request (tests/report/run.sh)" 600
+run bash tests/report/run.sh
+
 stage "the framework adapters with the real frameworks (tests/frameworks/run.sh)" 900
 run bash tests/frameworks/run.sh
 

@@ -13,7 +13,7 @@ const AFTER: &str = "\
 Environment:
   LOOPGUARD_CACHE_DIR  where compiled policies are cached (default ~/.cache/loopguard; empty = off)
 
-Exit codes: 0 success, 2 error (one line on stderr); `transcripts`: 1 when the report was
+Exit codes: 0 success, 2 error (one line on stderr); `transcripts`, `report`: 1 when the report was
 written but some input could not be read (one `loopguard:` line per error on stderr).";
 
 /// `loopguard`.
@@ -23,6 +23,7 @@ written but some input could not be read (one `loopguard:` line per error on std
     about = ABOUT,
     override_usage = "\n  loopguard replay --config FILE [--policy FILE.wasm] [OPTIONS] TRACE|-\n  \
                       loopguard transcripts [--config FILE | --agent-default] [--policy FILE.wasm] [OPTIONS] PATH...\n  \
+                      loopguard report [--config FILE | --agent-default] [-o FILE.html] [OPTIONS] PATH...\n  \
                       loopguard hook <claude-code|codex|gemini> [--state-dir DIR] [--config FILE] [OPTIONS]\n  \
                       loopguard mcp [--config FILE] [--policy FILE.wasm] -- <server command…>\n  \
                       loopguard mcp [--config FILE] --listen ADDR --upstream URL\n  \
@@ -68,6 +69,16 @@ pub enum Command {
         after_help = AFTER
     )]
     Transcripts(crate::transcripts::command::TranscriptsArgs),
+    /// Read and replay the transcripts as `transcripts` does and write one self-contained HTML
+    /// page (default loopguard-report.html; -o - for stdout): an overview, a timeline of each
+    /// session the guard touched that opens to its calls and the message the model would have
+    /// read, and with --set/--compare the sessions that change (see docs/REPORT.md).
+    #[command(
+        override_usage = "loopguard report [--config FILE] [--agent-default] [--policy FILE.wasm] [-o FILE.html] \
+                          [--set KEY=VALUE]... [--compare FILE] [OPTIONS] PATH...",
+        after_help = AFTER
+    )]
+    Report(crate::report::ReportArgs),
     /// Serve one hook event of Claude Code, Codex, Gemini CLI or Copilot CLI: the event on
     /// stdin, the answer on stdout (see docs/AGENT-CLIS.md). Copilot CLI's events do not name
     /// themselves: `loopguard hook copilot preToolUse` (or `postToolUse`, `postToolUseFailure`).
@@ -142,9 +153,8 @@ fn one_line_error(e: &clap::Error, args: &[String]) -> String {
         ErrorKind::UnknownArgument if arg.starts_with('-') => format!("unknown option {flag}; try `loopguard --help`"),
         ErrorKind::UnknownArgument => format!("unexpected argument {arg}; try `loopguard {sub} --help`"),
         ErrorKind::MissingRequiredArgument if sub == "inspect" => "inspect needs a policy component (FILE.wasm)".into(),
-        ErrorKind::MissingRequiredArgument if sub == "transcripts" => {
-            "transcripts needs at least one PATH (a state directory, an agent .sqlite, a .jsonl, a trajectory export; - for stdin)"
-                .into()
+        ErrorKind::MissingRequiredArgument if sub == "transcripts" || sub == "report" => {
+            format!("{sub} needs at least one PATH (a state directory, an agent .sqlite, a .jsonl, a trajectory export; - for stdin)")
         }
         // `--store-cert` without `--store-key`, say: the argument it needs, named.
         ErrorKind::MissingRequiredArgument if !arg.is_empty() => {

@@ -1,11 +1,11 @@
 //! The `loopguard` command: the products built on the `loopguard_host` library, one folder per
-//! command (`replay`, `transcripts`, `inspect` and `version`, the agent-CLI `hook`, the `mcp`
+//! command (`replay`, `transcripts`, `report`, `inspect` and `version`, the agent-CLI `hook`, the `mcp`
 //! proxy), the options they share and their one loader in `options.rs`, reading and applying a
 //! trace in `trace/` (for `replay` and `transcripts`), the command line in `args.rs`. No file here
 //! decides anything about loops: the policy does.
 //!
 //! Exit codes: 0 success, 2 any error (one line `loopguard: <message>` on stderr);
-//! `transcripts` exits 1 when its report was written but some input could not be read.
+//! `transcripts` and `report` exit 1 when their report was written but some input could not be read.
 
 mod args;
 mod hook;
@@ -14,6 +14,7 @@ mod logger;
 mod mcp;
 mod options;
 mod replay;
+mod report;
 mod trace;
 
 use options::Exit;
@@ -67,6 +68,7 @@ fn run(cli: args::Cli) -> anyhow::Result<Exit> {
         args::Command::Inspect { file } => inspect::inspect(&file)?,
         args::Command::Replay(r) => replay::run(r)?,
         args::Command::Transcripts(t) => return transcripts::command::run(t),
+        args::Command::Report(r) => return report::run(r),
         args::Command::Hook(h) => hook::run(h)?,
         // The proxy exits with its stdio server's exit code.
         args::Command::Mcp(m) => match mcp::run(m)? {

@@ -27,9 +27,10 @@ use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 
 use loopguard_transcripts::{
-    discover, what_if, Importer, NoProgress, Progress, ReportBuilder, SessionInfo, TerminalProgress,
+    discover, what_if, Importer, NoProgress, Progress, Report, ReportBuilder, SessionInfo, TerminalProgress,
 };
 
+use crate::report::model::SessionView;
 use crate::trace::parallel::{keeps_sessions, worker_of};
 use loopguard_host::Policy;
 use loopguard_host::{Error, Result};
@@ -46,6 +47,9 @@ pub enum Output {
     Json,
     /// The derived trace events (docs/spec/trace-format.md), no replay.
     Trace,
+    /// Nothing written by [`Transcripts::run`]: [`Transcripts::replay`] also keeps each
+    /// session's calls and verdicts for `loopguard report`.
+    Report,
 }
 
 /// One `loopguard transcripts` run.
@@ -77,6 +81,17 @@ pub struct Finished {
     pub workers: usize,
 }
 
+/// What a replay produced, before it is written.
+pub struct Replayed {
+    /// One report per config (none for [`Output::Trace`]).
+    pub reports: Vec<Report>,
+    /// Per session, in the order of the reports' rows: its calls and verdicts (only for
+    /// [`Output::Report`]; `None` elsewhere).
+    pub views: Vec<SessionView>,
+    /// How the run went.
+    pub finished: Finished,
+}
+
 /// Sessions from which a progress bar is worth drawing (on a terminal).
 const LARGE_SESSIONS: usize = 200;
 /// Bytes of source files from which a progress bar is worth drawing.
@@ -89,6 +104,36 @@ impl Transcripts<'_> {
     /// `loopguard: …` line per error to `err`. Fails only if a config is refused or the output
     /// cannot be written.
     pub fn run(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<Finished> {
+        let io = |source| Error::io("writing the output", source);
+        let replayed = self.replay(out, err)?;
+        let mut reports = replayed.reports.into_iter();
+        if let Some(a) = reports.next() {
+            let b = reports.next();
+            let compared = b.as_ref().map(|b| what_if(&a, b));
+            match self.output {
+                Output::Json => {
+                    a.write_jsonl(out).map_err(io)?;
+                    if let Some(w) = &compared {
+                        w.write_jsonl(out).map_err(io)?;
+                    }
+                }
+                Output::Table => {
+                    out.write_all(a.to_table().as_bytes()).map_err(io)?;
+                    if let Some(w) = &compared {
+                        write!(out, "\nWhat if (A = the config, B = the changed config):\n{}", w.to_table())
+                            .map_err(io)?;
+                    }
+                }
+                Output::Trace | Output::Report => {}
+            }
+        }
+        out.flush().map_err(io)?;
+        Ok(replayed.finished)
+    }
+
+    /// Discovers, reads and replays everything: the trace (for [`Output::Trace`]) and one
+    /// `loopguard: …` line per error are written as they come, the reports returned.
+    pub fn replay(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<Replayed> {
         let io = |source| Error::io("writing the output", source);
         let found = discover(self.paths);
         let mut errors = 0u64;
@@ -122,6 +167,8 @@ impl Transcripts<'_> {
             if large(sessions) { Box::new(TerminalProgress::new()) } else { Box::new(NoProgress) };
         let mut reports: Vec<ReportBuilder> = configs.iter().map(|_| ReportBuilder::new()).collect();
         let trace_only = self.output == Output::Trace;
+        let keep_views = self.output == Output::Report;
+        let mut views = Vec::new();
         std::thread::scope(|scope| -> Result<()> {
             let mut results = Vec::new();
             for (w, mine) in gateways.iter().enumerate() {
@@ -131,7 +178,7 @@ impl Transcripts<'_> {
                 scope.spawn(move || {
                     let mut importer = Importer::default();
                     for info in list {
-                        if tx.send(session::run(&mut importer, info, mine, trace_only)).is_err() {
+                        if tx.send(session::run(&mut importer, info, mine, trace_only, keep_views)).is_err() {
                             return;
                         }
                     }
@@ -149,35 +196,18 @@ impl Transcripts<'_> {
                 }
                 match done.body {
                     Body::Trace(text) => out.write_all(&text).map_err(io)?,
-                    Body::Rows(rows) => reports.iter_mut().zip(rows).for_each(|(r, row)| r.add_row(row)),
+                    Body::Rows(rows, view) => {
+                        reports.iter_mut().zip(rows).for_each(|(r, row)| r.add_row(row));
+                        views.extend(view);
+                    }
                 }
                 progress.session(info, &done.stats);
             }
             progress.end();
             Ok(())
         })?;
-        let mut reports = reports.into_iter().map(ReportBuilder::finish);
-        if let Some(a) = reports.next() {
-            let b = reports.next();
-            let compared = b.as_ref().map(|b| what_if(&a, b));
-            match self.output {
-                Output::Json => {
-                    a.write_jsonl(out).map_err(io)?;
-                    if let Some(w) = &compared {
-                        w.write_jsonl(out).map_err(io)?;
-                    }
-                }
-                _ => {
-                    out.write_all(a.to_table().as_bytes()).map_err(io)?;
-                    if let Some(w) = &compared {
-                        write!(out, "\nWhat if (A = the config, B = the changed config):\n{}", w.to_table())
-                            .map_err(io)?;
-                    }
-                }
-            }
-        }
-        out.flush().map_err(io)?;
-        Ok(Finished { sessions: sessions.len(), errors, workers })
+        let reports = reports.into_iter().map(ReportBuilder::finish).collect();
+        Ok(Replayed { reports, views, finished: Finished { sessions: sessions.len(), errors, workers } })
     }
 
     /// Workers: `jobs`, at most one per session, and one if a gateway could not keep every key.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use loopguard_transcripts::{Importer, SessionInfo, SessionRow, SessionStats, SessionTally, SessionTrace};
 
+use crate::report::model::SessionView;
 use loopguard_host::Error;
 use loopguard_host::SwappableGateway;
 
@@ -20,7 +21,8 @@ pub(super) struct SessionDone {
 
 pub(super) enum Body {
     Trace(Vec<u8>),
-    Rows(Vec<SessionRow>),
+    /// One row per config, and (for `loopguard report`) the session's calls and verdicts.
+    Rows(Vec<SessionRow>, Option<SessionView>),
 }
 
 /// Reads `info` and replays it on every gateway (none: the trace only).
@@ -29,6 +31,7 @@ pub(super) fn run(
     info: &Arc<SessionInfo>,
     gateways: &[SwappableGateway],
     trace_only: bool,
+    keep_view: bool,
 ) -> SessionDone {
     let trace = importer.read_trace(info);
     let mut errors: Vec<String> = trace.read.errors.iter().map(ToString::to_string).collect();
@@ -43,15 +46,18 @@ pub(super) fn run(
     let body = if trace_only {
         Body::Trace(trace.trace_text().into_bytes())
     } else {
-        Body::Rows(gateways.iter().map(|g| row(g, &trace, &mut errors)).collect())
+        let (rows, decisions): (Vec<SessionRow>, Vec<String>) =
+            gateways.iter().map(|g| row(g, &trace, &mut errors)).unzip();
+        let view = keep_view.then(|| SessionView::new(&trace, &rows, &decisions));
+        Body::Rows(rows, view)
     };
     SessionDone { stats: trace.read.stats.clone(), errors, body }
 }
 
-/// The session's report row under one gateway. An event the policy refuses is reported (with
+/// The session's report row under one gateway, and the decision lines it was made from. An event the policy refuses is reported (with
 /// the row or line it came from) and left out, and the session replayed without it: one bad
 /// record loses nothing else.
-fn row(gateway: &SwappableGateway, trace: &SessionTrace, errors: &mut Vec<String>) -> SessionRow {
+fn row(gateway: &SwappableGateway, trace: &SessionTrace, errors: &mut Vec<String>) -> (SessionRow, String) {
     let info = &trace.info;
     let mut lines: Vec<Vec<u8>> = trace
         .events
@@ -100,7 +106,7 @@ fn row(gateway: &SwappableGateway, trace: &SessionTrace, errors: &mut Vec<String
     tally.set_read(&trace.read);
     let mut row = tally.finish();
     row.read_errors += refused;
-    row
+    (row, decisions.unwrap_or_default())
 }
 
 /// The trace line a policy error names (`line 3: args` → 3).
