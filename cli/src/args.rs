@@ -50,7 +50,7 @@ pub enum Command {
         override_usage = "loopguard replay --config FILE [--policy FILE.wasm] [OPTIONS] TRACE|-",
         after_help = AFTER
     )]
-    Replay(crate::replay::ReplayArgs),
+    Replay(Box<crate::replay::ReplayArgs>),
     /// Read OpenClaw's transcripts (a state directory, an agent's .sqlite, a JSONL transcript or a
     /// directory of them, a trajectory export), replay them, and report per session where the
     /// guard warns, blocks and aborts; with --set/--compare, what changes under another config.

@@ -12,6 +12,7 @@ mod hook;
 mod inspect;
 mod logger;
 mod mcp;
+mod metrics;
 mod options;
 mod replay;
 mod report;
@@ -66,7 +67,7 @@ fn run(cli: args::Cli) -> anyhow::Result<Exit> {
     match command {
         args::Command::Version { policy } => inspect::version(policy)?,
         args::Command::Inspect { file } => inspect::inspect(&file)?,
-        args::Command::Replay(r) => replay::run(r)?,
+        args::Command::Replay(r) => replay::run(*r)?,
         args::Command::Transcripts(t) => return transcripts::command::run(t),
         args::Command::Report(r) => return report::run(r),
         args::Command::Hook(h) => hook::run(h)?,

@@ -13,12 +13,14 @@
 //! capped by its `loopguard.maxSessions` (least recently used evicted), and a session the client
 //! ends (stdio closed, HTTP `DELETE`) is dropped at once.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use indexmap::IndexMap;
 use loopguard_host::{SwappableGateway, ToolAction, ToolCall, ToolOutcome};
 
 use super::jsonrpc::{self, Call};
+use crate::metrics::Metrics;
 
 /// At most this many `tools/call` requests wait for their result at once (all sessions).
 pub const MAX_PENDING: usize = 4096;
@@ -32,14 +34,16 @@ struct Pending {
 
 /// The policy and the calls in flight.
 pub struct Guard {
-    gateway: SwappableGateway,
+    gateway: Arc<SwappableGateway>,
+    /// Where decisions are counted, when the proxy serves metrics.
+    metrics: Option<Arc<Metrics>>,
     pending: Mutex<IndexMap<(String, String), Pending>>,
 }
 
 impl Guard {
-    /// Wraps a gateway built from the proxy's config.
-    pub fn new(gateway: SwappableGateway) -> Self {
-        Guard { gateway, pending: Mutex::new(IndexMap::new()) }
+    /// Wraps a gateway built from the proxy's config; `metrics` counts its decisions.
+    pub fn new(gateway: Arc<SwappableGateway>, metrics: Option<Arc<Metrics>>) -> Self {
+        Guard { gateway, metrics, pending: Mutex::new(IndexMap::new()) }
     }
 
     /// A client's `tools/call` in `session`: `Some(answer)` when the policy blocks it (the
@@ -53,8 +57,14 @@ impl Guard {
             agent: None,
             call_id: Some(call.id.clone()),
         };
+        let started = Instant::now();
         let verdict = match self.gateway.check_tool_call(&tool_call) {
-            Ok(v) => v,
+            Ok(v) => {
+                if let Some(m) = &self.metrics {
+                    m.tool_call(&v, started.elapsed());
+                }
+                v
+            }
             Err(e) => {
                 // Not a broken instance (that is answered by the failure mode), so bad input:
                 // the call goes on, unguarded, and the reason is logged.
@@ -79,8 +89,14 @@ impl Guard {
     /// `Some(text)` when the message to pass on is the response with the warning appended.
     pub fn on_response(&self, session: &str, id: String, outcome: &ToolOutcome, text: &str) -> Option<String> {
         let pending = self.lock().shift_remove(&(session.to_string(), id))?;
-        if let Err(e) = self.gateway.record_tool_outcome(&pending.call, outcome) {
-            eprintln!("loopguard mcp: the result of {} not recorded: {e}", pending.call.tool);
+        let started = Instant::now();
+        match self.gateway.record_tool_outcome(&pending.call, outcome) {
+            Ok(verdict) => {
+                if let Some(m) = &self.metrics {
+                    m.tool_result(&verdict, started.elapsed());
+                }
+            }
+            Err(e) => eprintln!("loopguard mcp: the result of {} not recorded: {e}", pending.call.tool),
         }
         jsonrpc::with_note(text, &pending.note?)
     }
@@ -117,14 +133,9 @@ mod tests {
 
     fn guard() -> Guard {
         let policy = Policy::embedded().expect("the embedded policy");
-        Guard::new(
-            SwappableGateway::new(
-                policy,
-                &loopguard_host::agent_config("{}").expect("the defaults"),
-                Supervision::default(),
-            )
-            .expect("gateway"),
-        )
+        let config = loopguard_host::agent_config("{}").expect("the defaults");
+        let gateway = SwappableGateway::new(policy, &config, Supervision::default()).expect("gateway");
+        Guard::new(Arc::new(gateway), None)
     }
 
     fn call(id: usize) -> String {

@@ -7,6 +7,7 @@
 //! (plain JSON, or the one SSE event that carries it) is read to record the outcome and, for a
 //! warning, passed on with the note appended. Progress, server requests (sampling, elicitation)
 //! on the call's SSE stream, `GET` streams, `DELETE` and every other method pass untouched.
+//! One path is the proxy's own: `/metrics` answers the Prometheus text (docs/METRICS.md).
 //!
 //! The session (MCP 2025-11-25 "Transports", session management): the `Mcp-Session-Id` header,
 //! which the upstream assigns and the proxy passes on unchanged. MCP 2026-07-28 has no session;
@@ -33,6 +34,7 @@ use serde_json::value::RawValue;
 
 use super::guard::Guard;
 use super::{jsonrpc, relay};
+use crate::metrics::{serve, Metrics};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Body = BoxBody<Bytes, BoxError>;
@@ -42,12 +44,14 @@ const MAX_BODY: usize = 64 << 20;
 
 struct Proxy {
     guard: Arc<Guard>,
+    /// Answered on `GET /metrics`, whatever the upstream's path.
+    metrics: Option<Arc<Metrics>>,
     upstream: Uri,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
 /// Serves until the process is stopped.
-pub fn run(guard: Arc<Guard>, listen: SocketAddr, upstream: &str) -> anyhow::Result<()> {
+pub fn run(guard: Arc<Guard>, metrics: Option<Arc<Metrics>>, listen: SocketAddr, upstream: &str) -> anyhow::Result<()> {
     let uri: Uri = upstream.parse().with_context(|| format!("--upstream {upstream:?} is not a URL"))?;
     if uri.scheme_str() != Some("http") || uri.host().is_none() {
         bail!("--upstream {upstream:?}: only http://HOST[:PORT]/PATH is supported (put TLS in front of the proxy)");
@@ -55,7 +59,7 @@ pub fn run(guard: Arc<Guard>, listen: SocketAddr, upstream: &str) -> anyhow::Res
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
     let client = Client::builder(TokioExecutor::new()).build(connector);
-    let proxy = Arc::new(Proxy { guard, upstream: uri, client });
+    let proxy = Arc::new(Proxy { guard, metrics, upstream: uri, client });
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(serve(proxy, listen))
 }
@@ -86,6 +90,9 @@ async fn serve(proxy: Arc<Proxy>, listen: SocketAddr) -> anyhow::Result<()> {
 
 impl Proxy {
     async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+        if let Some(metrics) = self.metrics.as_ref().filter(|_| req.uri().path() == "/metrics") {
+            return serve::response(metrics, &req).map(|b| b.map_err(BoxError::from).boxed());
+        }
         let session = session_key(req.headers(), peer);
         let (parts, body) = req.into_parts();
         let body = match Limited::new(body, MAX_BODY).collect().await {

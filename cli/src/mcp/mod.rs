@@ -29,6 +29,8 @@ use anyhow::bail;
 use clap::Args;
 use loopguard_host::{Supervision, SwappableGateway};
 
+use crate::metrics::serve::MetricsArgs;
+use crate::metrics::{self, Metrics};
 use crate::options::{Config, PolicyArgs};
 
 /// `loopguard mcp`.
@@ -45,6 +47,9 @@ pub struct McpArgs {
     /// The MCP server's streamable-HTTP endpoint (http://HOST:PORT/PATH).
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
+    // `--metrics ADDR` for the stdio proxy; `--listen` answers /metrics on its own address.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// The stdio MCP server to run, after `--`.
     #[arg(last = true, value_name = "SERVER COMMAND")]
     pub command: Vec<String>,
@@ -64,13 +69,25 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
             bail!("mcp needs a server command after `--` (stdio) or --listen ADDR --upstream URL (HTTP)")
         }
     };
+    if http.is_some() && args.metrics.metrics.is_some() {
+        bail!("mcp --listen serves /metrics on its own address; --metrics ADDR is for the stdio proxy")
+    }
     let config = Config::read(args.policy.config.as_deref())?.with_agent_defaults()?;
     let policy = args.policy.policy()?;
     let supervision = Supervision { failure_mode: args.policy.failure_mode(), ..Supervision::default() };
     let gateway = SwappableGateway::new(policy, &config.text, supervision).map_err(|e| config.refused(e))?;
-    let guard = Arc::new(guard::Guard::new(gateway));
+    let gateway = Arc::new(gateway);
+    let metrics = (http.is_some() || args.metrics.metrics.is_some()).then(|| {
+        let mut metrics = Metrics::new("mcp");
+        metrics.watch_policy(&gateway, SwappableGateway::health);
+        Arc::new(metrics)
+    });
+    if let (Some(addr), Some(metrics)) = (args.metrics.metrics, &metrics) {
+        metrics::serve::spawn(addr, Arc::clone(metrics))?;
+    }
+    let guard = Arc::new(guard::Guard::new(gateway, metrics.clone()));
     match http {
-        Some((listen, upstream)) => http::run(guard, listen, &upstream).map(|()| 0),
+        Some((listen, upstream)) => http::run(guard, metrics, listen, &upstream).map(|()| 0),
         None => stdio::run(guard, &args.command),
     }
 }
@@ -99,6 +116,10 @@ mod tests {
             (&["mcp", "--upstream", "http://127.0.0.1:1/mcp"][..], "--upstream needs --listen"),
             (&["mcp", "--listen", "127.0.0.1:0", "--upstream", "http://h/mcp", "--", "x"][..], "not both"),
             (&["mcp", "--config", "/nonexistent/c.json", "--", "x"][..], "cannot read config /nonexistent/c.json"),
+            (
+                &["mcp", "--listen", "127.0.0.1:0", "--upstream", "http://h/mcp", "--metrics", "127.0.0.1:0"][..],
+                "serves /metrics on its own address",
+            ),
         ] {
             let error = refused(args);
             assert!(error.contains(says), "{args:?}: {error}");

@@ -11,11 +11,15 @@ mod tests;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args;
 use loopguard_host::{Limits, LoadOptions, Policy, Supervision, SwappableGateway};
 
+use crate::metrics::lines::Counted;
+use crate::metrics::serve::MetricsArgs;
+use crate::metrics::{self, Metrics};
 use crate::options::{in_file, Config, JobsArgs, PolicyArgs};
 use crate::trace::{parallel, stream};
 
@@ -38,6 +42,9 @@ pub struct ReplayArgs {
     pub jobs: JobsArgs,
     #[command(flatten)]
     pub store: store::StoreArgs,
+    // `--metrics ADDR`: the decisions counted as they are written, for a long `replay … -`.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// The trace (JSON Lines), or `-` for stdin. Tool events are sharded by session over --jobs
     /// workers; bot and group events stay on one. A trace on stdin, --swap-at and --shadow run on
     /// one worker.
@@ -70,6 +77,13 @@ pub fn run(r: ReplayArgs) -> anyhow::Result<()> {
     let supervision = r.policy.replay_supervision();
     let config = Config::read(Some(&config_path))?;
     let policy = r.policy.policy()?;
+    if let (Some(_), Some(_)) = (&r.store.store, r.metrics.metrics) {
+        bail!("--metrics cannot be combined with --store yet; run the replay without one of them");
+    }
+    let metrics = r.metrics.metrics.map(|addr| (addr, Arc::new(Metrics::new("replay"))));
+    if let Some((addr, m)) = &metrics {
+        metrics::serve::spawn(*addr, Arc::clone(m))?;
+    }
     if let Some(url) = &r.store.store {
         return store::replay(&r.store, url, &policy, (&config.text, &config_path), &trace);
     }
@@ -87,7 +101,11 @@ pub fn run(r: ReplayArgs) -> anyhow::Result<()> {
         Ok(e) => in_file(e, &trace_name),
         Err(other) => other,
     };
-    let mut stdout = std::io::stdout().lock();
+    let stdout = std::io::stdout().lock();
+    let mut stdout: Box<dyn Write> = match &metrics {
+        Some((_, m)) => Box::new(Counted::new(stdout, Arc::clone(m))),
+        None => Box::new(stdout),
+    };
     let limits = r.policy.load_options().limits;
     let (result, health) = if let Some((at, to)) = swap {
         let result = swap_mode(&gateway, limits, at, &to, &mut input, &mut stdout);
