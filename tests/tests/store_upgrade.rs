@@ -128,7 +128,7 @@ fn replica_1_0(policy: &Policy, server: &Server) -> StoredGateway {
 
 /// Message `i` of the pair in `conversation`, the two bots taking turns, one second apart.
 fn message(conversation: &str, i: u64) -> String {
-    let (sender, receiver) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
+    let (sender, receiver) = if i.is_multiple_of(2) { ("a", "b") } else { ("b", "a") };
     format!(
         r#"{{"kind":"bot_message","channel":"slack","account":"T1","conversation":"{conversation}","sender":"{sender}","receiver":"{receiver}","ts_ms":{}}}"#,
         1_000_000 + i * 1_000

@@ -148,9 +148,13 @@ impl RedisStore {
                 Some(at) => (&rest[..=at], &rest[at + 1..]),
                 None => ("", rest),
             };
-            let hosts: Vec<&str> = hosts.split(',').map(|h| h.trim_end_matches('/')).filter(|h| !h.is_empty()).collect();
+            let hosts: Vec<&str> =
+                hosts.split(',').map(|h| h.trim_end_matches('/')).filter(|h| !h.is_empty()).collect();
             if hosts.is_empty() {
-                return Err(StoreError::new(StoreErrorKind::Refused, "a cluster URL names no node (host:port,host:port)"));
+                return Err(StoreError::new(
+                    StoreErrorKind::Refused,
+                    "a cluster URL names no node (host:port,host:port)",
+                ));
             }
             let nodes: Vec<String> = hosts.iter().map(|h| format!("{node}{credentials}{h}")).collect();
             let mut builder = ClusterClientBuilder::new(nodes).connection_timeout(timeout).response_timeout(timeout);
@@ -173,7 +177,14 @@ impl RedisStore {
             let shown = format!("{scheme}://{}", client.get_connection_info().addr());
             (Backend::Single(client), shown)
         };
-        Ok(Self { client, url: shown, conn: None, prefix: prefix.to_string(), timeout, script: Script::new(CAS_SCRIPT) })
+        Ok(Self {
+            client,
+            url: shown,
+            conn: None,
+            prefix: prefix.to_string(),
+            timeout,
+            script: Script::new(CAS_SCRIPT),
+        })
     }
 
     /// The store key of a state key.
