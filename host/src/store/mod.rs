@@ -29,12 +29,14 @@ pub mod clock;
 pub mod decide;
 pub mod kv;
 pub mod memory;
+pub mod options;
 #[cfg(feature = "redis")]
 pub mod redis;
 
 pub use clock::{Clock, SystemClock};
-pub use decide::{Decided, StoreFailure, StoreOptions, StoreStats, StoredGateway, Via, LOG_TARGET, SEEN_CAPACITY};
+pub use decide::StoredGateway;
 pub use kv::{next_version, Cas, StateStore, StoreError, StoreErrorKind, Versioned, COUNTED_BELOW};
 pub use memory::MemoryStore;
+pub use options::{Decided, StoreFailure, StoreOptions, StoreStats, Via, LOG_TARGET, SEEN_CAPACITY};
 #[cfg(feature = "redis")]
 pub use redis::{redacted, RedisStore, StoreTls};

@@ -12,11 +12,9 @@
 // | decide | the policy's `decide-call` on that blob | its `decide-keyed` |
 // | write back | CAS_SCRIPT at that version; on a conflict, decide again on the value it returned | the same |
 //
-// One round trip in the common case: the replica remembers the last value and version it saw of
-// each key (at most SEEN_CAPACITY keys, each for the TTL) and writes without reading first; a
-// stale or missing one costs a conflict, whose reply is the current value. Versions never repeat
-// (store.js's nextVersion), so a stale version cannot win; versions counted by loopguard 1.0
-// (below COUNTED_BELOW) may, and are never remembered.
+// One round trip in the common case: the last value and version seen of each key are remembered
+// (SEEN_CAPACITY keys, each for the TTL); a stale one costs a conflict, whose reply is the current
+// value. Versions never repeat (store.js's nextVersion); 1.0's counted ones may: never remembered.
 //
 // Why a class of its own and not an option of LoopGuard: LoopGuard's calls are synchronous and a
 // store answers asynchronously, so every call here returns a Promise of the verdict LoopGuard's
@@ -298,14 +296,10 @@ export class StoredLoopGuard {
         this.#seen.delete(key);
         throw e;
       }
-      // A write that failed may still land later: the remembered version is then stale, which
-      // costs one conflict, never a wrong decision.
+      // A failed write may land later: a stale remembered version costs a conflict, no more.
       const r = await this.#store.cas(key, current.version, blob, this.#o.ttlMs);
-      if (r.written !== undefined) {
-        this.#remember(key, { version: r.written, blob });
-        return { decision, key, version: r.written, via: 'store', retries };
-      }
-      this.#remember(key, r.conflict);
+      this.#remember(key, r.written !== undefined ? { version: r.written, blob } : r.conflict);
+      if (r.written !== undefined) return { decision, key, version: r.written, via: 'store', retries };
       retries += 1;
       this.#stats.casRetries += 1;
       const spent = performance.now() - start;
