@@ -1,10 +1,8 @@
-//! What a [`StoredGateway`] is told (its options) and what it tells (a decision, its counters):
-//! its own file so that the decision loop (`decide.rs`) reads as the loop alone.
+//! What a [`StoredGateway`](super::StoredGateway) is told (its options) and what it tells (a
+//! decision, its counters): its own file so that the decision loop (`decide.rs`) reads as the
+//! loop alone.
 
 use std::time::Duration;
-
-#[cfg(doc)]
-use super::decide::StoredGateway;
 
 /// Keys whose last seen value a replica remembers (about 300 bytes each at the default budgets;
 /// past the cap the soonest-expiring half is forgotten, and those keys cost one round trip more).
@@ -20,7 +18,7 @@ pub enum StoreFailure {
     Closed,
 }
 
-/// How a [`StoredGateway`] uses its store.
+/// How a [`StoredGateway`](super::StoredGateway) uses its store.
 #[derive(Debug, Clone, Copy)]
 pub struct StoreOptions {
     /// Time to live of every write: longer than the longest window plus cooldown of the config
@@ -62,8 +60,9 @@ pub enum Via {
     Refused,
 }
 
-/// One decision: `T` is what the policy answered, a decision line ([`StoredGateway::decide`])
-/// or the typed verdict ([`StoredGateway::decide_call`]).
+/// One decision: `T` is what the policy answered, a decision line
+/// ([`StoredGateway::decide`](super::StoredGateway::decide)) or the typed verdict
+/// ([`StoredGateway::decide_call`](super::StoredGateway::decide_call)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decided<T = String> {
     /// The state key it was made on.
