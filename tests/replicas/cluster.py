@@ -165,26 +165,11 @@ def reshard(binary, cfg, cluster, seed, tmp):
     for k, r in enumerate(replicas):
         tail = [d["store"]["via"] for d in r.decisions()[-10:]]
         assert tail == ["store"] * 10, f"replica {k} is on the store at the end: {tail}"
-    check_commit_order(binary, cfg, [row for row in rows if row[2]["store"]["via"] == "store"], tmp)
+    storm.check_commit_order(binary, cfg, [row for row in rows if row[2]["store"]["via"] == "store"], tmp)
     retries = sum(r.stats()["cas_retries"] for r in replicas)
     reasons = sorted({line.split("(store ")[1].split(":")[0] for line in said if "(store " in line})
     print(f"reshard: {len(rows)} deliveries while {len(slots)} slots moved primary: {dict(vias)} (local: {reasons}), "
           f"{retries} CAS retries; the store's decisions equal one node's replay in commit order")
-
-
-def check_commit_order(binary, cfg, rows, tmp):
-    by_key = collections.defaultdict(list)
-    for row in rows:
-        by_key[row[2]["store"]["key"]].append(row)
-    order = []
-    for key in sorted(by_key):
-        got = sorted(r[2]["store"]["version"] for r in by_key[key])
-        assert len(set(got)) == len(got), f"{key}: a version repeats: {got[:10]}"
-        order += sorted(by_key[key], key=lambda r: r[2]["store"]["version"])
-    oracle = storm.replay_memory(binary, cfg, [r[1] for r in order], tmp)
-    differ = [(r[0], storm.verdict(r[2]), storm.verdict(o)) for r, o in zip(order, oracle)
-              if storm.verdict(r[2]) != storm.verdict(o)]
-    assert not differ, f"{len(differ)} verdicts differ from one node's replay, first: {differ[:3]}"
 
 
 def hosts(binary, node, python, cluster, tmp):

@@ -76,17 +76,10 @@ def allowed_pair_events(rows, tags):
     return len(ids)
 
 
-def parity(binary, cfg, redis, seed, mode, tmp):
-    events, tags = harness.storm(seed)
-    routed = harness.route(events, tags, mode, seed)
-    plain = [[line for _, line in r] for r in routed]
-    # Paced, so that the replicas keep step and the commit order stays near the storm's order
-    # (unpaced, one replica runs ahead by seconds of event time and the timestamps' disorder grows).
-    replicas = harness.run_replicas(binary, cfg, plain, redis.url, f"lg:{mode}{seed}:", pace=0.001,
-                                    # A loaded CI machine must not turn a slow answer into a local decision here.
-                                    extra=("--store-deadline-ms", "2000", *redis.tls_args()))
-    rows = deliveries(routed, replicas)
-    assert all(d["store"]["via"] == "store" for _, _, d, _ in rows), "every decision went through the store"
+def check_commit_order(binary, cfg, rows, tmp):
+    """Every key's versions are distinct and the store's clock (no decision made twice), and the
+    verdicts, in the store's commit order, are one node's replay of the same events: the rows
+    by key."""
     by_key = collections.defaultdict(list)
     for row in rows:
         by_key[row[2]["store"]["key"]].append(row)
@@ -98,6 +91,21 @@ def parity(binary, cfg, redis, seed, mode, tmp):
     oracle = replay_memory(binary, cfg, [r[1] for r in order], tmp)
     differ = [(r[0], verdict(r[2]), verdict(o)) for r, o in zip(order, oracle) if verdict(r[2]) != verdict(o)]
     assert not differ, f"{len(differ)} verdicts differ from one node's replay, first: {differ[:3]}"
+    return by_key
+
+
+def parity(binary, cfg, redis, seed, mode, tmp):
+    events, tags = harness.storm(seed)
+    routed = harness.route(events, tags, mode, seed)
+    plain = [[line for _, line in r] for r in routed]
+    # Paced, so that the replicas keep step and the commit order stays near the storm's order
+    # (unpaced, one replica runs ahead by seconds of event time and the timestamps' disorder grows).
+    replicas = harness.run_replicas(binary, cfg, plain, redis.url, f"lg:{mode}{seed}:", pace=0.001,
+                                    # A loaded CI machine must not turn a slow answer into a local decision here.
+                                    extra=("--store-deadline-ms", "2000", *redis.tls_args()))
+    rows = deliveries(routed, replicas)
+    assert all(d["store"]["via"] == "store" for _, _, d, _ in rows), "every decision went through the store"
+    by_key = check_commit_order(binary, cfg, rows, tmp)
     suppressed = sum(d["action"] in ("suppress", "block") for _, _, d, _ in rows)
     retries = sum(r.stats()["cas_retries"] for r in replicas)
     print(f"parity/{mode}{' over TLS' if redis.certs else ''}: {len(rows)} deliveries over {len(by_key)} keys, {suppressed} suppressed or blocked, "
