@@ -2,7 +2,9 @@
 the arguments and the result as dicts) on the Rust benchmark's workload (1,000 sessions with
 30-entry histories, ~300-byte arguments, results of a few hundred bytes), the batched path
 (apply_events), and the cold start (import, first guard, first decision) in a fresh process.
-Medians of several timed rounds. A benchmark, not a test.
+Medians of several timed rounds. With opentelemetry-sdk installed, also the cost of metrics
+(docs/METRICS.md): the same decisions on a guard recording on an SDK meter provider and on one
+without, in alternating rounds of the same process (paired). A benchmark, not a test.
 
 Usage: python bench/decision.py   (with the loopguard wheel installed)
 """
@@ -92,9 +94,51 @@ for _ in range(5):
     guard.apply_events(batch)
     batched.append((time.perf_counter() - t) * 1e6 / len(lines))
 
+
+def metrics_overhead():
+    """Paired rounds, metrics off and on, alternating; the median of the per-pair ratios."""
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    except ImportError:
+        return None
+    config = {"tools": {"loopDetection": {"enabled": True}}}
+    plain = guard  # made before OpenTelemetry was imported: it records nothing
+    assert plain._metrics is None
+    recorded = LoopGuard(config, meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]))
+
+    def timed(g, r, n=5000):
+        t = time.perf_counter()
+        for i in range(n):
+            session, tool, a, res = calls[(r * n + i) % WORK]
+            call = ToolCall(session, tool, a, "run-1")
+            g.before_tool_call(call)
+            g.after_tool_outcome(call, result=res)
+        return (time.perf_counter() - t) * 1e6 / n
+
+    for i in range(WORK):  # the same warm state on both
+        session, tool, a, res = calls[i]
+        call = ToolCall(session, tool, a, "run-1")
+        recorded.before_tool_call(call)
+        recorded.after_tool_outcome(call, result=res)
+    off, on = [], []
+    for r in range(10):
+        first, second = (plain, recorded) if r % 2 == 0 else (recorded, plain)
+        a, b = timed(first, r), timed(second, r)
+        off.append(a if first is plain else b)
+        on.append(b if first is plain else a)
+    ratios = sorted(y / x for x, y in zip(off, on))
+    return statistics.median(off), statistics.median(on), statistics.median(ratios), len(off)
+
+
+overhead = metrics_overhead()
 cold = [float(subprocess.check_output([sys.executable, __file__, "--cold"]).decode()) for _ in range(5)]
 
 print(f"python {sys.version.split()[0]}")
 print(f"tool-call decision, args and result as dicts: {statistics.median(rounds):.2f} µs (median of {len(rounds)} rounds; {min(rounds):.2f}-{max(rounds):.2f})")
 print(f"apply_events, {len(lines)} events per batch: {statistics.median(batched):.2f} µs per event")
 print(f"cold start (import, first guard, first decision): {statistics.median(cold):.0f} ms (median of {len(cold)} processes)")
+if overhead is not None:
+    off, on, ratio, pairs = overhead
+    print(f"metrics on (OpenTelemetry SDK, in-memory reader): {on:.2f} µs vs {off:.2f} µs off per decision, "
+          f"{(ratio - 1) * 100:+.1f}% (median of {pairs} paired rounds)")

@@ -7,9 +7,10 @@ wraps the answer in a result type (``_results``); the decision itself is the pol
 from __future__ import annotations
 
 import json
+from time import perf_counter
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from . import _native
+from . import _metrics, _native
 from ._convert import (
     _bot_message,
     _config_text,
@@ -55,6 +56,8 @@ class LoopGuard:
         store_ca: Optional[PathLike] = None,
         store_cert: Optional[PathLike] = None,
         store_key: Optional[PathLike] = None,
+        meter_provider: Any = None,
+        metrics_host: str = "python",
     ) -> None:
         """``config``: an OpenClaw-style config as JSON/JSON5 text (passed through unchanged) or
         a mapping (serialized with ``json.dumps``); ``{}`` means all defaults. ``policy``: a
@@ -69,7 +72,10 @@ class LoopGuard:
         ``store_fail_closed``, raises LoopGuardError). A ``"rediss://…"`` store speaks TLS,
         trusting the system's roots or the PEM file ``store_ca``; ``store_cert`` and ``store_key``
         are a client certificate and its key for a server that asks for one. ``health()`` adds
-        the ``store_*`` counters (docs/SCALING.md)."""
+        the ``store_*`` counters (docs/SCALING.md). Metrics (docs/METRICS.md): recorded through
+        OpenTelemetry on ``meter_provider``, or on the global provider when the application has
+        imported ``opentelemetry.metrics`` before making the guard; never otherwise (nothing is
+        imported). ``metrics_host`` is their ``host`` attribute."""
         text = _config_text(config)
         guard: Any = _native.Guard(
             text,
@@ -87,12 +93,20 @@ class LoopGuard:
                            (_tls_file(store_ca, "store_ca"), _tls_file(store_cert, "store_cert"),
                             _tls_file(store_key, "store_key")))
         self._guard: Optional[_native.Guard] = guard
+        self._metrics_host = _require_str(metrics_host, "metrics_host")
+        self._metrics = _metrics.recorder(meter_provider)
+        if self._metrics is not None:
+            self._metrics.guards.add(self)
 
     # -- tool loop --
 
     def before_tool_call(self, call: Union[ToolCall, Mapping[str, Any]]) -> ToolVerdict:
         """Before a tool runs: allow, warn or block. Recorded unless blocked or disabled."""
+        m = self._metrics
+        started = m and perf_counter()
         action, detector, count, message, notify = self._live().check_tool_call(_tool_call(call))
+        if m is not None:
+            m.decided(self._metrics_host, "tool_call", action, detector, perf_counter() - started)
         return ToolVerdict(action, count, detector, message, notify)
 
     def after_tool_outcome(
@@ -109,14 +123,22 @@ class LoopGuard:
         (JS ``undefined``) has no hash and is neither recorded nor observed, so that one case is
         answered here: JSON cannot carry it to the policy.
         """
+        m = self._metrics
+        started = m and perf_counter()
         if error is not _MISSING:
             threw, text = True, _json(_error_value(error), "outcome.error")
         elif result is _MISSING:
             self._live()
-            return OutcomeVerdict("ignored")
+            verdict = OutcomeVerdict("ignored")
+            if m is not None:
+                m.decided(self._metrics_host, "tool_result", "ignored", None, perf_counter() - started)
+            return verdict
         else:
             threw, text = False, _json(result, "outcome.result")
-        return OutcomeVerdict(*self._live().record_tool_outcome(_tool_call(call), threw, text))
+        verdict = OutcomeVerdict(*self._live().record_tool_outcome(_tool_call(call), threw, text))
+        if m is not None:
+            m.decided(self._metrics_host, "tool_result", verdict.action, verdict.detector, perf_counter() - started)
+        return verdict
 
     def after_compaction_retry(
         self, session: str, run: Optional[str] = None, agent: Optional[str] = None
@@ -135,7 +157,11 @@ class LoopGuard:
 
     def on_bot_message(self, msg: Union[BotMessage, Mapping[str, Any]]) -> BotVerdict:
         """A bot-authored inbound message the channel already admitted: allow or suppress."""
+        m = self._metrics
+        started = m and perf_counter()
         action, until, budget = self._live().check_bot_message(_bot_message(msg))
+        if m is not None:
+            m.decided(self._metrics_host, "bot_message", action, None, perf_counter() - started)
         return BotVerdict(action, until, budget)
 
     def start_group_thread(self, thread: Union[GroupThread, Mapping[str, Any]], peer: str, text: str) -> GroupDecision:
