@@ -47,6 +47,7 @@ mod compile_cache;
 mod error;
 mod gateway;
 mod limits;
+pub mod metrics;
 mod policy;
 pub mod store;
 mod swap;

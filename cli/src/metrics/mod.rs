@@ -28,38 +28,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
-/// The detectors a label may name (the policy's decision-line vocabulary, `wit/policy.wit`);
-/// `none` for an allow, `other` for a name not on this list.
-pub const DETECTORS: [&str; 12] = [
-    "generic_repeat",
-    "known_poll_no_progress",
-    "ping_pong",
-    "unknown_tool_repeat",
-    "global_circuit_breaker",
-    "argument_churn",
-    "same_error",
-    "same_result",
-    "cycle",
-    "growing_args",
-    "ladder",
-    "compaction_loop_persisted",
-];
-
-/// The actions a label may name: the tool-call, outcome and bot verdicts of the policy.
-pub const ACTIONS: [&str; 7] = ["allow", "warn", "block", "recorded", "ignored", "abort", "suppress"];
-
-/// The kinds of decision a label may name (the decision lines' `kind`).
-pub const KINDS: [&str; 5] = ["tool_call", "tool_result", "bot_message", "group_message", "compaction"];
-
-/// The upper bounds of the decision-latency buckets, in seconds: one in-process decision takes
-/// tens of microseconds, a stored one a network round trip (docs/PERFORMANCE.md).
-pub const LATENCY_BUCKETS: [f64; 12] =
-    [0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.1, 1.0];
-
-/// `word` when it is on `list`, else `other` (the cardinality bound).
-pub fn bounded(word: &str, list: &[&'static str]) -> &'static str {
-    list.iter().copied().find(|w| *w == word).unwrap_or("other")
-}
+pub use loopguard_host::metrics::{bounded, ACTIONS, DETECTORS, KINDS, LATENCY_BUCKETS};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Decision {

@@ -95,40 +95,43 @@ for _ in range(5):
     batched.append((time.perf_counter() - t) * 1e6 / len(lines))
 
 
-def metrics_overhead():
-    """Paired rounds, metrics off and on, alternating; the median of the per-pair ratios."""
+def metrics_overhead(pairs=60):
+    """Paired rounds on one guard, its metrics off and on in turn (the same state and workload on
+    both sides: two guards would differ in what they hold), the median of the per-pair ratios;
+    and the same pairing with metrics off on both sides (the A/A control: how far the method
+    itself strays on this machine), interleaved with them."""
     try:
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     except ImportError:
         return None
-    config = {"tools": {"loopDetection": {"enabled": True}}}
-    plain = guard  # made before OpenTelemetry was imported: it records nothing
-    assert plain._metrics is None
-    recorded = LoopGuard(config, meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    recorded = LoopGuard({"tools": {"loopDetection": {"enabled": True}}},
+                         meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    recorder = recorded._metrics
+    slices = WORK // 1000
 
-    def timed(g, r, n=5000):
+    def timed(on, k, n=1000):
+        recorded._metrics = recorder if on else None
         t = time.perf_counter()
         for i in range(n):
-            session, tool, a, res = calls[(r * n + i) % WORK]
+            session, tool, a, res = calls[(k % slices) * n + i]
             call = ToolCall(session, tool, a, "run-1")
-            g.before_tool_call(call)
-            g.after_tool_outcome(call, result=res)
+            recorded.before_tool_call(call)
+            recorded.after_tool_outcome(call, result=res)
         return (time.perf_counter() - t) * 1e6 / n
 
-    for i in range(WORK):  # the same warm state on both
-        session, tool, a, res = calls[i]
-        call = ToolCall(session, tool, a, "run-1")
-        recorded.before_tool_call(call)
-        recorded.after_tool_outcome(call, result=res)
-    off, on = [], []
-    for r in range(10):
-        first, second = (plain, recorded) if r % 2 == 0 else (recorded, plain)
-        a, b = timed(first, r), timed(second, r)
-        off.append(a if first is plain else b)
-        on.append(b if first is plain else a)
-    ratios = sorted(y / x for x, y in zip(off, on))
-    return statistics.median(off), statistics.median(on), statistics.median(ratios), len(off)
+    for k in range(slices):  # warm: every session of the workload seen
+        timed(False, k)
+    ratios: dict[bool, list[float]] = {True: [], False: []}
+    k = 0
+    for r in range(2 * pairs):  # short rounds, many pairs: a load that drifts hits both sides of a pair
+        real = r % 2 == 0  # a real pair, then a control pair
+        first = r % 4 < 2  # which side goes first alternates; each round takes the workload's next calls
+        a, b = timed(real and first, k), timed(real and not first, k + 1)
+        k += 2
+        on, off = (a, b) if first else (b, a)
+        ratios[real].append(on / off)
+    return statistics.median(ratios[True]), statistics.median(ratios[False]), pairs
 
 
 overhead = metrics_overhead()
@@ -139,6 +142,6 @@ print(f"tool-call decision, args and result as dicts: {statistics.median(rounds)
 print(f"apply_events, {len(lines)} events per batch: {statistics.median(batched):.2f} µs per event")
 print(f"cold start (import, first guard, first decision): {statistics.median(cold):.0f} ms (median of {len(cold)} processes)")
 if overhead is not None:
-    off, on, ratio, pairs = overhead
-    print(f"metrics on (OpenTelemetry SDK, in-memory reader): {on:.2f} µs vs {off:.2f} µs off per decision, "
-          f"{(ratio - 1) * 100:+.1f}% (median of {pairs} paired rounds)")
+    ratio, control, pairs = overhead
+    print(f"metrics on (OpenTelemetry SDK, in-memory reader) against off, per decision: {(ratio - 1) * 100:+.1f}% "
+          f"(median of {pairs} paired rounds; A/A control, off against off: {(control - 1) * 100:+.1f}%)")

@@ -103,10 +103,10 @@ class LoopGuard:
     def before_tool_call(self, call: Union[ToolCall, Mapping[str, Any]]) -> ToolVerdict:
         """Before a tool runs: allow, warn or block. Recorded unless blocked or disabled."""
         m = self._metrics
-        started = m and perf_counter()
+        started = perf_counter() if m is not None and m.due() else None
         action, detector, count, message, notify = self._live().check_tool_call(_tool_call(call))
-        if m is not None:
-            m.decided(self._metrics_host, "tool_call", action, detector, perf_counter() - started)
+        if started is not None:
+            m.timed(self._metrics_host, "tool_call", perf_counter() - started)
         return ToolVerdict(action, count, detector, message, notify)
 
     def after_tool_outcome(
@@ -124,20 +124,17 @@ class LoopGuard:
         answered here: JSON cannot carry it to the policy.
         """
         m = self._metrics
-        started = m and perf_counter()
+        started = perf_counter() if m is not None and m.due() else None
         if error is not _MISSING:
             threw, text = True, _json(_error_value(error), "outcome.error")
         elif result is _MISSING:
-            self._live()
-            verdict = OutcomeVerdict("ignored")
-            if m is not None:
-                m.decided(self._metrics_host, "tool_result", "ignored", None, perf_counter() - started)
-            return verdict
+            self._live().count_decision("tool_result", "ignored")
+            return OutcomeVerdict("ignored")
         else:
             threw, text = False, _json(result, "outcome.result")
         verdict = OutcomeVerdict(*self._live().record_tool_outcome(_tool_call(call), threw, text))
-        if m is not None:
-            m.decided(self._metrics_host, "tool_result", verdict.action, verdict.detector, perf_counter() - started)
+        if started is not None:
+            m.timed(self._metrics_host, "tool_result", perf_counter() - started)
         return verdict
 
     def after_compaction_retry(
@@ -158,10 +155,10 @@ class LoopGuard:
     def on_bot_message(self, msg: Union[BotMessage, Mapping[str, Any]]) -> BotVerdict:
         """A bot-authored inbound message the channel already admitted: allow or suppress."""
         m = self._metrics
-        started = m and perf_counter()
+        started = perf_counter() if m is not None and m.due() else None
         action, until, budget = self._live().check_bot_message(_bot_message(msg))
-        if m is not None:
-            m.decided(self._metrics_host, "bot_message", action, None, perf_counter() - started)
+        if started is not None:
+            m.timed(self._metrics_host, "bot_message", perf_counter() - started)
         return BotVerdict(action, until, budget)
 
     def start_group_thread(self, thread: Union[GroupThread, Mapping[str, Any]], peer: str, text: str) -> GroupDecision:
@@ -241,6 +238,8 @@ class LoopGuard:
 
     def close(self) -> None:
         """Releases the policy instance; later calls raise LoopGuardError. Safe to call twice."""
+        if self._metrics is not None and self._guard is not None:
+            self._metrics.retire(self)  # its decisions stay counted
         self._guard = None
 
     def __enter__(self) -> "LoopGuard":

@@ -8,18 +8,20 @@ a ``meter_provider``, or when the application has already imported OpenTelemetry
 set later is picked up by the API's own proxy). Otherwise nothing is imported and the decision
 path makes one ``is None`` test.
 
-What is counted where: each decision is counted as the policy answered it (action, detector) on
-the ``loopguard.decisions`` counter (kept here, reported at collection) and one in
-``DURATION_SAMPLE`` is timed on ``loopguard.decision.duration``; the policy and
-store counters are not counted here at all, they are the guard's own ``health()`` read when the
-SDK collects (observable counters). Attribute values come from fixed lists (anything else is
-``other``), so the number of series is bounded whatever the traffic.
+What is counted where: the native guard counts each decision as the policy answered it (kind,
+action, detector: ``decision_counts()``, a fixed array of atomic counters in Rust, bounded to the
+lists below), and the ``loopguard.decisions`` counter reports those counts when the SDK collects;
+one decision in ``DURATION_SAMPLE`` is timed here on ``loopguard.decision.duration``; the policy
+and store counters are the guard's own ``health()``, read at collection too (observable
+counters). Why so little per decision in Python: a dict update under a lock cost about a
+microsecond per decision, 5% of one (docs/PERFORMANCE.md); what is left is a counter test.
+Attribute values come from fixed lists (anything else is ``other``), so the number of series is
+bounded whatever the traffic.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 import weakref
 from typing import Any, Callable, Iterable, Optional
 
@@ -33,7 +35,7 @@ KINDS = frozenset({"tool_call", "tool_result", "bot_message", "group_message", "
 #: Seconds; an in-process decision takes tens of microseconds, a stored one a round trip.
 BUCKETS = (0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1.0)
 #: One decision in this many is timed on the histogram. Why: the SDK's ``Histogram.record`` costs
-#: ~35 µs (attribute cleaning and hashing, exemplars), about a decision; one in 256 keeps the
+#: 10-35 µs (attribute cleaning and hashing, exemplars), about a decision; one in 256 keeps the
 #: metrics under 5% of a decision (docs/PERFORMANCE.md) and the quantiles unbiased. The
 #: histogram's count is therefore not a decision count: ``loopguard.decisions`` is.
 DURATION_SAMPLE = 256
@@ -46,16 +48,6 @@ _POLICY = (
 )
 
 
-#: Distinct raw keys kept before new ones are folded into their bounded form.
-MAX_KEYS = 4096
-
-
-def _bounded(key: tuple[str, str, str, Optional[str]]) -> tuple[str, str, str, str]:
-    """The attribute values of a raw key: each word from its fixed list, else ``other``."""
-    host, kind, action, detector = key
-    return (host, kind if kind in KINDS else "other", action if action in ACTIONS else "other",
-            "none" if detector is None else detector if detector in DETECTORS else "other")
-
 
 class Recorder:
     """The instruments of one meter provider, shared by every guard that records on it."""
@@ -64,10 +56,8 @@ class Recorder:
         from opentelemetry.metrics import Observation  # only when OpenTelemetry is in use
 
         self._observation = Observation
-        # Counted here (a dict increment) and reported at collection: the SDK's own add() costs
+        # Counted by the native guard and reported at collection: the SDK's own add() costs
         # ~10 µs a measurement (attribute cleaning and hashing), a fifth of a decision.
-        self.counts: dict[tuple[str, str, str, Optional[str]], int] = {}
-        self._lock = threading.Lock()
         meter.create_observable_counter(
             "loopguard.decisions", [self._decisions], unit="{decision}",
             description="Decisions by host, kind, action and detector")
@@ -81,6 +71,9 @@ class Recorder:
         # The guards whose health() is read at collection; weak, so a closed guard goes away.
         self.guards: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._decided = 0
+        # Closed guards' decisions, so that a counter never goes back (LiteLLM makes guards per
+        # worker; a test or an application may close one): by (host, kind, action, detector).
+        self.retired: dict[tuple[str, str, str, str], int] = {}
         for name, keys, description in _POLICY:
             meter.create_observable_counter(name, [self._observe(lambda h, keys=keys: sum(h.get(k, 0) for k in keys))],
                                             unit="{event}", description=description)
@@ -94,30 +87,33 @@ class Recorder:
             "loopguard.store.fallback_episodes", [self._observe(lambda h: h.get("store_episodes"))], unit="{episode}",
             description="Store failure episodes begun")
 
-    def decided(self, host: str, kind: str, action: str, detector: Optional[str], seconds: float) -> None:
-        """Counts one decision in the policy's words (bounded at collection) and times one in
-        ``DURATION_SAMPLE``. The hot path is a tuple, a dict update and a modulo."""
-        key = (host, kind, action, detector)
-        # Locked: guards are shared by threads, and a get-then-set could lose a count.
-        with self._lock:
-            n = self.counts.get(key)
-            if n is None and len(self.counts) >= MAX_KEYS:
-                # Past the words any policy says, every new key is folded into its bounded form.
-                key = _bounded(key)
-                n = self.counts.get(key)
-            self.counts[key] = (n or 0) + 1
-            self._decided += 1
-            timed = self._decided % DURATION_SAMPLE == 0
-        if timed:
-            self.duration.record(seconds, {"host": host, "kind": kind if kind in KINDS else "other"})
+    def due(self) -> bool:
+        """Whether this decision is one of those timed (one in ``DURATION_SAMPLE``). Two threads may
+        count one tick twice: a sampling rate, not a count."""
+        self._decided += 1
+        return self._decided % DURATION_SAMPLE == 0
+
+    def timed(self, host: str, kind: str, seconds: float) -> None:
+        self.duration.record(seconds, {"host": host, "kind": kind if kind in KINDS else "other"})
+
+    def retire(self, guard: Any) -> None:
+        """Keeps a guard's decision counts before it is closed."""
+        for key, n in self._counts(guard).items():
+            self.retired[key] = self.retired.get(key, 0) + n
+
+    @staticmethod
+    def _counts(guard: Any) -> dict[tuple[str, str, str, str], int]:
+        try:
+            counts = guard._live().decision_counts()
+        except Exception:  # a guard closed meanwhile has no counters any more
+            return {}
+        return {(guard._metrics_host, kind, action, detector): n for kind, action, detector, n in counts}
 
     def _decisions(self, _options: Any) -> Iterable[Any]:
-        with self._lock:
-            counts = list(self.counts.items())
-        merged: dict[tuple[str, str, str, str], int] = {}
-        for key, n in counts:
-            key = _bounded(key)
-            merged[key] = merged.get(key, 0) + n
+        merged = dict(self.retired)
+        for guard in list(self.guards):
+            for key, n in self._counts(guard).items():
+                merged[key] = merged.get(key, 0) + n
         for (host, kind, action, detector), n in merged.items():
             yield self._observation(n, {"host": host, "kind": kind, "action": action, "detector": detector})
 
