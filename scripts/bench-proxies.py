@@ -4,6 +4,7 @@
     .venv/mcp/bin/python scripts/bench-proxies.py mcp [N]        # N tools/call per round (300)
     .venv/litellm/bin/python scripts/bench-proxies.py litellm [N]  # N requests per side (200)
     .venv/litellm/bin/python scripts/bench-proxies.py hooks [N]    # the guardrail's hooks alone
+    .venv/litellm/bin/python scripts/bench-proxies.py hooks2 [N]   # two workers sharing a redis-server
 
 mcp: the MCP SDK 2.3.0 client calls server-everything's `echo` (distinct arguments, so never
 blocked) directly and through `loopguard mcp` (stdio), both sessions open at once and the calls
@@ -14,7 +15,9 @@ results (distinct, so nothing is blocked), growing by one per request as an agen
 goes to both, alternating which goes first; once with LiteLLM's session id, once without.
 hooks: the guardrail's pre-call and post-call hooks in process, on the same growing history, each
 request a fresh copy of it as a proxy parses it (parsing and collecting its garbage not timed);
-with and without session id.
+with and without session id. hooks2: the same with two guardrails (two workers) on one
+redis-server started here (LOOPGUARD_STORE), the requests dealt to them in turn, so that each
+request's worker did not serve the turn before it.
 Needs scripts/setup-proxies.sh, target/debug/loopguard (or LOOPGUARD) and, for litellm, the
 loopguard wheel installed in .venv/litellm (tests/proxies/run.sh does it)."""
 import json
@@ -142,7 +145,26 @@ def litellm(n):
             p.wait(30)
 
 
-def hooks(n):
+def hooks2(n):
+    """`hooks` on two workers sharing a store (a redis-server on loopback, started here)."""
+    port = free_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        os.environ["LOOPGUARD_STORE"] = f"redis://127.0.0.1:{port}"
+        hooks(n, workers=2)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def hooks(n, workers=1):
     """The guardrail's own time per request (its pre-call and post-call hooks, in process, as
     LiteLLM calls them), at a history of 1,000+ tool calls growing by one per request. Each
     request carries a fresh copy of the history (a proxy parses every request anew; without a
@@ -153,7 +175,8 @@ def hooks(n):
     from litellm.types.utils import ModelResponse
     from loopguard.litellm import LoopGuardrail
 
-    g = LoopGuardrail(guardrail_name="loopguard", event_hook=["pre_call", "post_call"], default_on=True)
+    gs = [LoopGuardrail(guardrail_name="loopguard", event_hook=["pre_call", "post_call"], default_on=True)
+          for _ in range(workers)]
     gc.freeze()  # LiteLLM's own objects: the collection before each request then only sees the request's
     base = [{"role": "user", "content": "build: bench"}]
 
@@ -175,6 +198,7 @@ def hooks(n):
             response = ModelResponse(choices=[{"index": 0, "finish_reason": "tool_calls", "message": {
                 "role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
                 "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]}}])
+            g = gs[i % workers]
             t, c = time.perf_counter(), time.thread_time()
             await g.async_pre_call_hook(None, None, data, "acompletion")
             await g.async_post_call_success_hook(data, None, response)
@@ -187,11 +211,11 @@ def hooks(n):
     # that a loaded machine adds (on 2 shared cores they make most of a p99).
     for session in ("bench-session", None):
         lat, cpu = asyncio.run(run(session))
-        summary(f"hooks, {'session id' if session else 'no session id'}", lat)
+        summary(f"hooks, {workers} worker(s), {'session id' if session else 'no session id'}", lat)
         summary("  its CPU time", cpu)
 
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "mcp"
     count = int(sys.argv[2]) if len(sys.argv) > 2 else (300 if what == "mcp" else 200)
-    {"mcp": mcp, "litellm": litellm, "hooks": hooks}[what](count)
+    {"mcp": mcp, "litellm": litellm, "hooks": hooks, "hooks2": hooks2}[what](count)

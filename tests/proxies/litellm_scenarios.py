@@ -11,7 +11,9 @@ replaced by the policy's text (finish_reason stop), streaming and non-streaming,
 a session id (the same call either way); a healthy agent is untouched. Then a second proxy with LOOPGUARD_CONFIG naming
 `{"loopguard":{"preset":"off"}}`: OpenClaw's rules alone (the 11th call warned, the 21st replaced),
 `enabled` filled in from the default, over a conversation long enough to cross the workers many
-times. What each call must get comes from the policy (policy.py: the spec's levels pinned,
+times. Then a third proxy with LOOPGUARD_STORE naming a redis-server: the default's decisions
+again, with the conversations' cursors (state and position) in the store, one record per session
+id and per opening. What each call must get comes from the policy (policy.py: the spec's levels pinned,
 `loopguard replay` of the same calls under the same document written out by hand, `loopguard hook`
 without a config), never from the guardrail. Each request uses a fresh connection, so the turns of
 one conversation are spread over both workers (each replays what it did not see), except in the
@@ -81,11 +83,15 @@ def notes(log, marker):
     return seen
 
 
-def start_litellm(config, label):
-    """LiteLLM with 2 workers and the guardrail; LOOPGUARD_CONFIG names `config` (None: unset)."""
+def start_litellm(config, label, store=None):
+    """LiteLLM with 2 workers and the guardrail; LOOPGUARD_CONFIG names `config` (None: unset),
+    LOOPGUARD_STORE `store` (None: unset)."""
     port = free_port()
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
     env.pop("LOOPGUARD_CONFIG", None)
+    env.pop("LOOPGUARD_STORE", None)
+    if store is not None:
+        env["LOOPGUARD_STORE"] = store
     if config is not None:
         path = os.path.join(WORK, f"loopguard-{label}.json")
         with open(path, "w") as f:
@@ -178,7 +184,7 @@ general_settings: {{master_key: sk-loopguard-test}}
         stop(model)
     print(f"litellm: {'FAILED ' + str(len(failures)) if failures else 'all passed'}")
     if failures:
-        for label in ("default", "preset-off"):
+        for label in ("default", "preset-off", "store"):
             log = os.path.join(WORK, f"litellm-{label}.log")
             if os.path.exists(log):
                 print(f"--- {log}\n" + open(log).read()[-4000:], file=sys.stderr)
@@ -217,6 +223,23 @@ def run(model_log):
         polls(f"http://127.0.0.1:{port}/v1/chat/completions", model_log, "preset-off", off_want)
     finally:
         stop(proxy)
+    # The two workers sharing a redis-server (LOOPGUARD_STORE): the conversations' cursors live in
+    # it, and every turn is still decided as the policy decides the calls.
+    redis_port = free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                              "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    proxy, port = start_litellm(None, "store", store=f"redis://127.0.0.1:{redis_port}")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health/liveliness", proxy, "litellm")
+        stopped = polls(f"http://127.0.0.1:{port}/v1/chat/completions", model_log, "store", default_want)
+        check(stopped == [4] * 8, f"with a store, the 4th identical call is the first one replaced: {stopped}")
+        keys = subprocess.run(["redis-cli", "-p", str(redis_port), "--scan", "--pattern", "lg:1:{litellm:cursor:*"],
+                              capture_output=True, text=True, timeout=30).stdout.split()
+        sessions = [k for k in keys if k.startswith("lg:1:{litellm:cursor:s:")]
+        check(len(sessions) == 4 and len(keys) > len(sessions),
+              f"the cursors live in the store: one record per session id (4), and some by opening: {len(keys)} keys")
+    finally:
+        stop(proxy, redis)
 
 
 main()

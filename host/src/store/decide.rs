@@ -98,6 +98,14 @@ impl StoredGateway {
         &mut self.gateway
     }
 
+    /// The store itself and the time to live of its keys, for records a host keeps beside the
+    /// policy's keys on the same connection, prefix and deadline (the LiteLLM guardrail's
+    /// conversation cursors, docs/SCALING.md). What the host writes there is its own: the
+    /// decision loop never reads it.
+    pub fn store(&mut self) -> (&mut dyn StateStore, Duration) {
+        (self.store.as_mut(), self.options.ttl)
+    }
+
     /// The counters.
     pub fn stats(&self) -> StoreStats {
         StoreStats { degraded: self.episode.is_some(), local_keys: self.local.len() as u64, ..self.stats }

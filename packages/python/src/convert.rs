@@ -2,9 +2,10 @@
 //! by the in-process `Guard` and the `StoredGuard`, so that both answer in the same shapes.
 
 use loopguard_host::{
-    BotMessage, BotVerdict, Budget, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread, OutcomeVerdict,
-    StopReason, ToolAction, ToolCall, ToolOutcome, ToolVerdict,
+    BotMessage, BotVerdict, Budget, Call, CompactionVerdict, GroupReply, GroupStart, GroupStep, GroupThread,
+    OutcomeVerdict, StopReason, ToolAction, ToolCall, ToolOutcome, ToolVerdict, Verdict,
 };
+use pyo3::prelude::*;
 
 /// A tool call as `_convert.py` passes it: (session, tool, args_json, run, agent, call_id).
 pub(crate) type CallTuple = (String, String, String, Option<String>, Option<String>, Option<String>);
@@ -117,4 +118,31 @@ pub(crate) fn bot_verdict(v: BotVerdict) -> BotVerdictTuple {
 
 pub(crate) fn replies(replies: Vec<(String, Option<String>)>) -> Vec<GroupReply> {
     replies.into_iter().map(|(agent, reply)| GroupReply { agent, reply }).collect()
+}
+
+/// One item of a batch (`Guard.apply_calls`): a check `(call, None)` or an outcome
+/// `(call, (threw, text))`.
+pub(crate) type ItemTuple = (CallTuple, Option<(bool, String)>);
+
+/// A batch's items as typed calls.
+pub(crate) fn item_calls(items: Vec<ItemTuple>) -> Vec<Call> {
+    items
+        .into_iter()
+        .map(|(c, o)| match o {
+            None => Call::CheckToolCall(tool_call(c)),
+            Some((threw, text)) => Call::RecordToolOutcome((tool_call(c), outcome(threw, text))),
+        })
+        .collect()
+}
+
+/// A batch item's verdict: a check's `VerdictTuple` or an outcome's `OutcomeTuple`.
+pub(crate) fn item_verdict(py: Python<'_>, v: Verdict) -> PyResult<Py<PyAny>> {
+    match v {
+        Verdict::CheckToolCall(v) => Ok(tool_verdict(v).into_pyobject(py)?.into_any().unbind()),
+        Verdict::RecordToolOutcome(v) => Ok(outcome_verdict(v).into_pyobject(py)?.into_any().unbind()),
+        other => {
+            let reason = format!("the policy answered another call: {other:?}");
+            Err(super::loopguard_error(py, "policy".into(), "policy".into(), reason))
+        }
+    }
 }

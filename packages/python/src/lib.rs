@@ -15,9 +15,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use loopguard_host::{
-    Call, Deadline, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway, Verdict,
-};
+use loopguard_host::metrics::DecisionCounts;
+use loopguard_host::{Deadline, Error, FailureMode, Limits, LoadOptions, Policy, Supervision, SwappableGateway};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -95,6 +94,8 @@ fn load(path: Option<PathBuf>, expect_digest: Option<String>, limits: Limits) ->
 #[pyclass(module = "loopguard._native", frozen)]
 struct Guard {
     inner: SwappableGateway,
+    /// The decisions made, for the metrics (`loopguard/_metrics.py` reads them when collected).
+    counts: DecisionCounts,
 }
 
 #[pymethods]
@@ -123,12 +124,14 @@ impl Guard {
         let created = py.detach(|| {
             load(policy, expect_digest, limits).and_then(|p| SwappableGateway::new(p, &config, supervision))
         });
-        created.map(|inner| Guard { inner }).map_err(|e| py_error(py, e))
+        created.map(|inner| Guard { inner, counts: DecisionCounts::default() }).map_err(|e| py_error(py, e))
     }
 
     /// `before_tool_call`: (action, detector, count, message, notify).
     fn check_tool_call(&self, py: Python<'_>, call: CallTuple) -> PyResult<VerdictTuple> {
-        self.inner.check_tool_call(&tool_call(call)).map(tool_verdict).map_err(|e| py_error(py, e))
+        let v = self.inner.check_tool_call(&tool_call(call)).map(tool_verdict).map_err(|e| py_error(py, e))?;
+        self.counts.add("tool_call", v.0, v.1.as_deref());
+        Ok(v)
     }
 
     /// `after_tool_outcome` with an outcome: (action, detector, count, tool, message). `text`
@@ -141,7 +144,9 @@ impl Guard {
         text: String,
     ) -> PyResult<OutcomeTuple> {
         let verdict = self.inner.record_tool_outcome(&tool_call(call), &outcome(threw, text));
-        verdict.map(outcome_verdict).map_err(|e| py_error(py, e))
+        let v = verdict.map(outcome_verdict).map_err(|e| py_error(py, e))?;
+        self.counts.add("tool_result", v.0, v.1.as_deref());
+        Ok(v)
     }
 
     /// The window it was armed for, or `None` when the guard is disabled.
@@ -163,7 +168,21 @@ impl Guard {
     /// (action, cooldown_until_ms, budget) for (channel, account, conversation, room, sender,
     /// receiver, ts_ms, event_id).
     fn check_bot_message(&self, py: Python<'_>, m: BotTuple) -> PyResult<BotVerdictTuple> {
-        self.inner.check_bot_message(&bot_message(m)).map(bot_verdict).map_err(|e| py_error(py, e))
+        let v = self.inner.check_bot_message(&bot_message(m)).map(bot_verdict).map_err(|e| py_error(py, e))?;
+        self.counts.add("bot_message", v.0, None);
+        Ok(v)
+    }
+
+    /// The decisions made, each (kind, action, detector, count) (`none`: no detector).
+    fn decision_counts(&self) -> Vec<(&'static str, &'static str, &'static str, u64)> {
+        self.counts.snapshot()
+    }
+
+    /// Counts a decision made without a policy call (an outcome with nothing to record), or one
+    /// of a batch that a host reports as a decision (the LiteLLM guardrail's verdicts).
+    #[pyo3(signature = (kind, action, detector=None))]
+    fn count_decision(&self, kind: &str, action: &str, detector: Option<&str>) {
+        self.counts.add(kind, action, detector);
     }
 
     fn start_group_thread(&self, py: Python<'_>, t: ThreadTuple, peer: &str, text: &str) -> PyResult<GroupTuple> {
@@ -192,27 +211,14 @@ impl Guard {
     fn apply_calls(
         &self,
         py: Python<'_>,
-        items: Vec<(CallTuple, Option<(bool, String)>)>,
+        items: Vec<ItemTuple>,
     ) -> PyResult<(Vec<Py<PyAny>>, Option<(String, String, String)>)> {
-        let calls: Vec<Call> = items
-            .into_iter()
-            .map(|(c, o)| match o {
-                None => Call::CheckToolCall(tool_call(c)),
-                Some((threw, text)) => Call::RecordToolOutcome((tool_call(c), outcome(threw, text))),
-            })
-            .collect();
+        let calls = item_calls(items);
         let results = py.detach(|| self.inner.apply_calls(&calls)).map_err(|e| py_error(py, e))?;
         let mut verdicts = Vec::with_capacity(results.len());
         for result in results {
             match result {
-                Ok(Verdict::CheckToolCall(v)) => verdicts.push(tool_verdict(v).into_pyobject(py)?.into_any().unbind()),
-                Ok(Verdict::RecordToolOutcome(v)) => {
-                    verdicts.push(outcome_verdict(v).into_pyobject(py)?.into_any().unbind())
-                }
-                Ok(other) => {
-                    let reason = format!("the policy answered another call: {other:?}");
-                    return Err(loopguard_error(py, "policy".into(), "policy".into(), reason));
-                }
+                Ok(v) => verdicts.push(item_verdict(py, v)?),
                 Err(e) => return Ok((verdicts, Some((Error::kind_name(e.kind).to_string(), e.path, e.reason)))),
             }
         }

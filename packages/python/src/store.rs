@@ -10,11 +10,14 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use loopguard_host::metrics::DecisionCounts;
 use loopguard_host::store::{
-    redacted, MemoryStore, RedisStore, StateStore, StoreFailure, StoreOptions, StoreTls, StoredGateway, Via,
+    redacted, Cas, MemoryStore, RedisStore, StateStore, StoreError, StoreFailure, StoreOptions, StoreTls,
+    StoredGateway, Via,
 };
 use loopguard_host::{Call, Compaction, Error, ErrorKind, GroupFinals, GroupMessage, Limits, Verdict};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use super::convert::*;
 use super::{load, loopguard_error, py_error};
@@ -23,6 +26,8 @@ use super::{load, loopguard_error, py_error};
 #[pyclass(module = "loopguard._native", frozen)]
 pub struct StoredGuard {
     inner: Mutex<StoredGateway>,
+    /// The decisions made, for the metrics (as `Guard`'s).
+    counts: DecisionCounts,
 }
 
 #[pymethods]
@@ -65,12 +70,17 @@ impl StoredGuard {
         };
         let gateway = py.detach(|| load(policy, expect_digest, Limits::default()).and_then(|p| p.gateway(&config)));
         let gateway = gateway.map_err(|e| py_error(py, e))?;
-        Ok(StoredGuard { inner: Mutex::new(StoredGateway::new(gateway, backend, options)) })
+        let inner = Mutex::new(StoredGateway::new(gateway, backend, options));
+        Ok(StoredGuard { inner, counts: DecisionCounts::default() })
     }
 
     fn check_tool_call(&self, py: Python<'_>, call: CallTuple) -> PyResult<VerdictTuple> {
         match self.decide(py, Call::CheckToolCall(tool_call(call)))? {
-            Verdict::CheckToolCall(v) => Ok(tool_verdict(v)),
+            Verdict::CheckToolCall(v) => {
+                let v = tool_verdict(v);
+                self.counts.add("tool_call", v.0, v.1.as_deref());
+                Ok(v)
+            }
             other => Err(unexpected(py, &other)),
         }
     }
@@ -83,7 +93,11 @@ impl StoredGuard {
         text: String,
     ) -> PyResult<OutcomeTuple> {
         match self.decide(py, Call::RecordToolOutcome((tool_call(call), outcome(threw, text))))? {
-            Verdict::RecordToolOutcome(v) => Ok(outcome_verdict(v)),
+            Verdict::RecordToolOutcome(v) => {
+                let v = outcome_verdict(v);
+                self.counts.add("tool_result", v.0, v.1.as_deref());
+                Ok(v)
+            }
             other => Err(unexpected(py, &other)),
         }
     }
@@ -104,7 +118,11 @@ impl StoredGuard {
 
     fn check_bot_message(&self, py: Python<'_>, m: BotTuple) -> PyResult<BotVerdictTuple> {
         match self.decide(py, Call::CheckBotMessage(bot_message(m)))? {
-            Verdict::CheckBotMessage(v) => Ok(bot_verdict(v)),
+            Verdict::CheckBotMessage(v) => {
+                let v = bot_verdict(v);
+                self.counts.add("bot_message", v.0, None);
+                Ok(v)
+            }
             other => Err(unexpected(py, &other)),
         }
     }
@@ -154,6 +172,85 @@ impl StoredGuard {
         Ok(out)
     }
 
+    /// `Guard.apply_calls` made on a blob of one key's state (`state`; None: no state) instead
+    /// of the store's: each item by the policy's `decide-call`, the state carried from one to the
+    /// next; neither the store nor the gateway's own state is touched. Returns the made items'
+    /// verdicts, the error of the item that failed (as `apply_calls`: it changed nothing, the
+    /// items after it were not made) and the state after the items made. Why: the LiteLLM
+    /// guardrail keeps a conversation's state in a record of its own together with how much of the
+    /// history it consumed, and writes both at once (`loopguard/_cursors.py`).
+    #[allow(clippy::type_complexity)]
+    fn apply_calls_on<'py>(
+        &self,
+        py: Python<'py>,
+        state: Option<Vec<u8>>,
+        items: Vec<ItemTuple>,
+    ) -> PyResult<(Vec<Py<PyAny>>, Option<(String, String, String)>, Option<Bound<'py, PyBytes>>)> {
+        let calls = item_calls(items);
+        let (made, failed, state) = py
+            .detach(|| {
+                let mut inner = self.lock();
+                let gateway = inner.gateway();
+                let (mut made, mut state) = (Vec::with_capacity(calls.len()), state);
+                for call in &calls {
+                    match gateway.decide_call(call, state.as_deref()) {
+                        Ok(keyed) => {
+                            made.push(keyed.verdict);
+                            state = keyed.state;
+                        }
+                        Err(Error::Policy { kind, path, reason }) => {
+                            return Ok((made, Some((Error::kind_name(kind).to_string(), path, reason)), state))
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok((made, None, state))
+            })
+            .map_err(|e| py_error(py, e))?;
+        let verdicts = made.into_iter().map(|v| item_verdict(py, v)).collect::<PyResult<Vec<_>>>()?;
+        Ok((verdicts, failed, state.map(|s| PyBytes::new(py, &s))))
+    }
+
+    /// A record of the host's own in the store (not the policy's): its version and bytes, 0 and
+    /// empty when absent. Fails with `LoopGuardError("store", key, …)` when the store does not
+    /// answer within the deadline.
+    fn record_get<'py>(&self, py: Python<'py>, key: &str) -> PyResult<(u64, Bound<'py, PyBytes>)> {
+        let got = py.detach(|| self.lock().store().0.get(key)).map_err(|e| store_error(py, key, e))?;
+        Ok((got.version, PyBytes::new(py, &got.blob)))
+    }
+
+    /// Writes a record of the host's own if it is still at version `expected` (0: absent), with
+    /// the store's TTL: `(True, new version, b"")`, or `(False, its version, its bytes)` when
+    /// another writer came first. Fails as `record_get`.
+    fn record_cas<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        expected: u64,
+        blob: Vec<u8>,
+    ) -> PyResult<(bool, u64, Bound<'py, PyBytes>)> {
+        let done = py.detach(|| {
+            let mut inner = self.lock();
+            let (store, ttl) = inner.store();
+            store.cas(key, expected, &blob, ttl)
+        });
+        match done.map_err(|e| store_error(py, key, e))? {
+            Cas::Written(version) => Ok((true, version, PyBytes::new(py, b""))),
+            Cas::Conflict(now) => Ok((false, now.version, PyBytes::new(py, &now.blob))),
+        }
+    }
+
+    /// The decisions made, as `Guard.decision_counts`.
+    fn decision_counts(&self) -> Vec<(&'static str, &'static str, &'static str, u64)> {
+        self.counts.snapshot()
+    }
+
+    /// As `Guard.count_decision`.
+    #[pyo3(signature = (kind, action, detector=None))]
+    fn count_decision(&self, kind: &str, action: &str, detector: Option<&str>) {
+        self.counts.add(kind, action, detector);
+    }
+
     /// The store counters, as (name, value) pairs.
     fn stats(&self) -> Vec<(&'static str, u64)> {
         let s = self.lock().stats();
@@ -201,6 +298,11 @@ fn refused(py: Python<'_>, key: &str, v: Via, line: Option<u32>) -> PyErr {
     let at = line.map(|n| format!("line {n}: ")).unwrap_or_default();
     let reason = format!("{at}the store failed and store_fail_closed is set: no decision for {key} ({})", via(v));
     loopguard_error(py, "store".into(), "store".into(), reason)
+}
+
+/// A record the store did not read or write (down, slow, refused).
+fn store_error(py: Python<'_>, key: &str, e: StoreError) -> PyErr {
+    loopguard_error(py, "store".into(), key.into(), e.to_string())
 }
 
 /// A verdict of another call than the one made: a policy that breaks the interface.

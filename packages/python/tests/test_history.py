@@ -103,7 +103,7 @@ def test_one_worker_two_workers_and_no_session_decide_alike_and_the_cursor_is_us
         sizes = []
         fed = HistoryReplay(a)
         real = fed._apply_calls
-        fed._apply_calls = lambda items: (sizes.append(len(items)), real(items))[1]
+        fed._apply_calls = lambda cursor, items: (sizes.append(len(items)), real(cursor, items))[1]
         one = _agent([fed], lambda t: 0)
         two = _agent([HistoryReplay(b), HistoryReplay(c)], lambda t: t % 2)
         own = _agent([HistoryReplay(c)], lambda t: 0, sid=None)

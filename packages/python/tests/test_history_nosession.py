@@ -24,7 +24,7 @@ def counted(replay):
     """`replay` with the size of each batch it feeds the policy recorded in `replay.sizes`."""
     replay.sizes = []
     real = replay._apply_calls
-    replay._apply_calls = lambda items: (replay.sizes.append(len(items)), real(items))[1]
+    replay._apply_calls = lambda cursor, items: (replay.sizes.append(len(items)), real(cursor, items))[1]
     return replay
 
 

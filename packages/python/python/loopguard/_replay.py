@@ -11,7 +11,9 @@ the last answer. A request whose conversation extends that (same fingerprints; t
 are the ones checked) only feeds the new items; anything else (another worker served the last
 turns, the client edited or trimmed the history, retried a request) replays the whole history into
 a fresh session. Either way the policy sees the same events in the same order, so the decisions
-are the same.
+are the same. With a stored guard (``LoopGuard(store=…)``) the cursors are also kept in its store
+(``_cursors``): a worker that has no cursor the request extends continues the one another worker
+wrote, and replays only when none fits.
 
 Which cursor a request continues:
 - with a session id (LiteLLM's), the session's cursor: the client says which conversation it is;
@@ -40,60 +42,20 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
-import io
-import pickle
 import sys
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Optional
 
 from . import _history
+from ._cursors import CursorStore, _body, _Cursor, _fingerprint, _opening
 from ._errors import LoopGuardError
 from ._guard import LoopGuard
+from ._stored import Stored
 
 Verdict = Optional[dict[str, Any]]
-
-#: How far the opening is looked for: a few system or developer items come before the first user
-#: message; the bound keeps the hash small for a conversation that has none (Responses tool items).
-OPENING_ITEMS = 8
-
-
-def _fingerprint(item: Any) -> str:
-    text = json.dumps(item, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def _opening(conversation: list[Any]) -> str:
-    """The fingerprint of the conversation's items up to and including its first user message."""
-    head = []
-    for item in conversation[:OPENING_ITEMS]:
-        head.append(item)
-        if isinstance(item, Mapping) and item.get("role") == "user":
-            break
-    return _fingerprint(head)
-
-
-#: Written before the items so that ``pickle`` writes a tuple of any length alike (MARK, items,
-#: TUPLE); ``_body`` cuts it off with the protocol header.
-_PAD = (None,) * 4
-
-
-def _body(items: list[Any]) -> memoryview:
-    """``items`` as ``pickle`` writes them (exact types: ``1``, ``1.0`` and ``True`` differ, as in
-    the JSON the policy is fed), one after the other. The fast mode writes no memo, so an item's
-    bytes depend on its value alone (not on which objects are shared or referenced elsewhere)
-    and the body of a conversation begins with the body of any of its prefixes: one pass both
-    checks the prefix and digests the whole. Protocol 3: no framing. Faster than ``json`` or
-    ``marshal`` without references; an object pickle does not write raises."""
-    out = io.BytesIO()
-    pickler = pickle.Pickler(out, 3)
-    pickler.fast = True
-    pickler.dump((*_PAD, *items))
-    return out.getbuffer()[7:-2]  # PROTO 3, MARK, the pad; TUPLE, STOP
-
 
 def _last_turn(conversation: list[Any]) -> list[str]:
     """The ids of the calls whose verdicts the request is due (its last item brings their
@@ -107,27 +69,10 @@ def _decoded(verdict: Any) -> Verdict:
 
 
 @dataclass
-class _Cursor:
-    key: str
-    consumed: int = 0
-    first: str = ""
-    last: str = ""
-    #: The calls checked in the last answer (id -> tool, arguments) and their verdicts.
-    checked: dict[str, tuple[str, str]] = field(default_factory=dict)
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
-    owner: Optional[str] = None
-    #: Without a session id: the conversation's opening, the digest of the consumed items' body
-    #: (``_body``) and its length.
-    opening: Optional[str] = None
-    digest: bytes = b""
-    size: int = 0
-    used: float = 0.0
-
-
-@dataclass
 class _Open:
-    key: str
-    cursor: Optional[_Cursor]
+    cursor: _Cursor
+    #: A cursor of this request alone (replayed on its own, ended with it).
+    own: bool
 
 
 class HistoryReplay:
@@ -154,6 +99,10 @@ class HistoryReplay:
         self.openings: dict[str, list[Hashable]] = {}
         self.open: OrderedDict[str, _Open] = OrderedDict()
         self._serial = itertools.count()
+        #: With a stored guard, the cursors' records in its store (``_cursors``); their state is
+        #: a blob each cursor carries instead of a session of the guard.
+        live = guard._live()
+        self.store = CursorStore(live, per_opening, clock) if isinstance(live, Stored) else None
 
     def start(self, rid: str, sid: Optional[str], data: Mapping[str, Any]) -> list[Verdict]:
         """Brings the request's conversation up to its history; the verdicts of the calls whose
@@ -163,11 +112,11 @@ class HistoryReplay:
         found = self._by_session(str(sid), conversation) if sid else self._by_opening(conversation)
         if found is None:
             cursor, known = self._own(conversation)
-            self.open[rid] = _Open(key=cursor.key, cursor=None)
+            self.open[rid] = _Open(cursor, own=True)
         else:
             cursor, known = found
             cursor.owner = rid
-            self.open[rid] = _Open(key=cursor.key, cursor=cursor)
+            self.open[rid] = _Open(cursor, own=False)
         while len(self.open) > self.max_open:
             self._close(self.open.popitem(last=False)[1])
         return [_decoded(known.get(i)) for i in _last_turn(conversation)]
@@ -175,14 +124,18 @@ class HistoryReplay:
     def decide(self, rid: str, data: Mapping[str, Any], calls: list[_history.Call]) -> list[Verdict]:
         """The verdicts on the calls the model returned (in order); ends the request."""
         op = self.open.pop(rid, None)
-        if op is None or (op.cursor is not None and op.cursor.owner != rid):
+        if op is None or (not op.own and op.cursor.owner != rid):
             # Evicted or taken over: replay this request on its own.
-            op = _Open(key=self._own(_history.items(data))[0].key, cursor=None)
-        verdicts = self._apply(op.key, calls) if calls else []
-        verdicts += [None] * (len(calls) - len(verdicts))
+            op = _Open(self._own(_history.items(data))[0], own=True)
         cursor = op.cursor
-        if cursor is None:
-            self._end(op.key)
+        verdicts = self._apply(cursor, calls) if calls else []
+        verdicts += [None] * (len(calls) - len(verdicts))
+        live = self.guard._live()
+        for v in verdicts:  # the decisions the guardrail answers with, for the metrics
+            if v:
+                live.count_decision("tool_call", v["action"], v["detector"])
+        if op.own:
+            self._end(cursor)
             return verdicts
         cursor.owner = None
         cursor.checked, cursor.verdicts = {}, {}
@@ -190,6 +143,8 @@ class HistoryReplay:
             if not (v and v.get("action") == "block"):  # a blocked call is not recorded
                 cursor.checked[cid] = (tool, args)
                 cursor.verdicts[cid] = v
+        if self.store is not None:
+            self.store.save(cursor)
         return verdicts
 
     # -- which cursor --
@@ -205,6 +160,12 @@ class HistoryReplay:
             known = self._extend(cursor, conversation)
             if known is not None:
                 return cursor, known
+        if self.store is not None:  # another worker's cursor of this session
+            for stored in self.store.by_session(f"litellm:{sid}"):
+                known = self._extend(stored, conversation)
+                if known is not None:
+                    self.store.continued()
+                    return self._fresh(sid, stored), known
         cursor = self._fresh(sid)
         return cursor, self._replay(cursor, conversation)
 
@@ -224,6 +185,12 @@ class HistoryReplay:
         steps = _history.read(conversation)
         if not steps:
             return None
+        if self.store is not None:  # another worker's cursors of this opening
+            for stored in self.store.by_opening(opening):
+                known = self._extend(stored, conversation, body)
+                if known is not None:
+                    self.store.continued()
+                    return self._add(opening, stored), known
         cursor = self._add(opening)
         return cursor, self._replay(cursor, conversation, steps)
 
@@ -261,14 +228,14 @@ class HistoryReplay:
         fed = [(k, item) for k, item in new if not (k == "call" and item[0] in skip)]
         known: dict[str, Any] = dict(cursor.verdicts)
         calls = dict(cursor.checked)
-        known.update(self._feed(cursor.key, fed, calls))
+        known.update(self._feed(cursor, fed, calls))
         self._mark(cursor, conversation, digest)
         return known
 
     def _replay(
         self, cursor: _Cursor, conversation: list[Any], steps: Optional[list[tuple[str, Any]]] = None
     ) -> dict[str, Any]:
-        known = self._feed(cursor.key, _history.read(conversation) if steps is None else steps, {})
+        known = self._feed(cursor, _history.read(conversation) if steps is None else steps, {})
         self._mark(cursor, conversation, None)
         return known
 
@@ -277,24 +244,24 @@ class HistoryReplay:
         cursor = _Cursor(key=f"litellm:own#{uuid.uuid4().hex}")
         return cursor, self._replay(cursor, conversation)
 
-    def _feed(self, key: str, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    def _feed(self, cursor: _Cursor, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]) -> dict[str, Any]:
         """Feeds ``steps``; each call's verdict (as a dict only when asked for)."""
-        out, checks = self._decisions(key, steps, calls)
+        out, checks = self._decisions(cursor, steps, calls)
         ids = [item[0] for kind, item in steps if kind == "call"]
         return {cid: out[i] if i < len(out) else None for cid, i in zip(ids, checks)}
 
     def _decisions(
-        self, key: str, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]
+        self, cursor: _Cursor, steps: list[tuple[str, Any]], calls: dict[str, tuple[str, str]]
     ) -> tuple[list[Any], list[int]]:
         """The verdicts of ``steps``, made as typed calls in one batch, and the index of each
         call's check. A call whose arguments are not JSON is refused by the policy and made again
         mended (``_history.mend``: the text as a JSON string); if the policy still refuses it, the
         steps from it on are not decided and the reason is logged."""
-        items, checks = _history.calls(key, steps, dict(calls))
+        items, checks = _history.calls(cursor.key, steps, dict(calls))
         out: list[Any] = []
         mended = -1
         while len(out) < len(items):
-            made, error = self._apply_calls(items[len(out):])
+            made, error = self._apply_calls(cursor, items[len(out):])
             out += made
             if error is None:
                 break
@@ -305,12 +272,19 @@ class HistoryReplay:
             items[at], mended = _history.mend(items[at]), at
         return out, checks
 
-    def _apply_calls(self, items: list[_history.Item]) -> tuple[list[Any], Optional[tuple[str, str, str]]]:
-        """The native guard's batch of typed calls (one guest call)."""
-        return self.guard._live().apply_calls(items)
+    def _apply_calls(
+        self, cursor: _Cursor, items: list[_history.Item]
+    ) -> tuple[list[Any], Optional[tuple[str, str, str]]]:
+        """The native guard's batch of typed calls: on the cursor's session (one guest call), or
+        with a store on the state the cursor carries."""
+        live = self.guard._live()
+        if self.store is None:
+            return live.apply_calls(items)
+        made, error, cursor.state = live.apply_calls_on(cursor.state, items)
+        return made, error
 
-    def _apply(self, key: str, calls: list[_history.Call]) -> list[Verdict]:
-        out, checks = self._decisions(key, [("call", c) for c in calls], {})
+    def _apply(self, cursor: _Cursor, calls: list[_history.Call]) -> list[Verdict]:
+        out, checks = self._decisions(cursor, [("call", c) for c in calls], {})
         return [_history.verdict(out[i]) if i < len(out) else None for i in checks]
 
     def _mark(self, cursor: _Cursor, conversation: list[Any], digest: Any) -> None:
@@ -332,17 +306,28 @@ class HistoryReplay:
 
     # -- the cursors' memory --
 
-    def _fresh(self, sid: str) -> _Cursor:
+    def _fresh(self, sid: str, stored: Optional[_Cursor] = None) -> _Cursor:
+        """The session's cursor: a new one, or ``stored`` (read from the store and extended)."""
         if sid in self.cursors:
             self._drop(sid)
-        cursor = self.cursors[sid] = _Cursor(key=f"litellm:{sid}", used=self.clock())
-        self._end(cursor.key)  # whatever an earlier cursor of this session fed
+        cursor = stored or _Cursor(key=f"litellm:{sid}")
+        cursor.used = self.clock()
+        self.cursors[sid] = cursor
+        if stored is None:
+            self._end(cursor)  # whatever an earlier cursor of this session fed
         self._cap()
         return cursor
 
-    def _add(self, opening: str) -> _Cursor:
+    def _add(self, opening: str, stored: Optional[_Cursor] = None) -> _Cursor:
+        """A cursor of ``opening``: a new one, or ``stored`` (read and extended; this worker's
+        own copy of it, older, goes)."""
+        if stored is not None:
+            for old in [k for k in self.openings.get(opening, []) if self.cursors[k].key == stored.key]:
+                self._drop(old)
         key = ("opening", next(self._serial))
-        cursor = self.cursors[key] = _Cursor(key=f"litellm:~{uuid.uuid4().hex}", opening=opening, used=self.clock())
+        cursor = stored or _Cursor(key=f"litellm:~{uuid.uuid4().hex}", opening=opening)
+        cursor.used = self.clock()
+        self.cursors[key] = cursor
         keys = self.openings.setdefault(opening, [])
         keys.append(key)
         if len(keys) > self.per_opening:
@@ -382,16 +367,21 @@ class HistoryReplay:
             if not keys:
                 del self.openings[cursor.opening]
         cursor.owner = None
-        self._end(cursor.key)
+        self._end(cursor)
 
     def _close(self, op: _Open) -> None:
-        if op.cursor is None:
-            self._end(op.key)
+        if op.own:
+            self._end(op.cursor)
         else:
             op.cursor.owner = None
 
-    def _end(self, key: str) -> None:
+    def _end(self, cursor: _Cursor) -> None:
+        """Ends the cursor's policy state: its session of the guard, or the blob it carries (its
+        record in the store expires with the store's TTL)."""
+        if self.store is not None:
+            cursor.state = None
+            return
         try:
-            self.guard.end_session(key)
+            self.guard.end_session(cursor.key)
         except LoopGuardError as e:
             print(f"loopguard: {e}", file=sys.stderr)

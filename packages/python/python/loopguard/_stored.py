@@ -20,6 +20,10 @@ from ._errors import LoopGuardError
 _DECISIONS = frozenset({
     "check_tool_call", "record_tool_outcome", "compaction_retried", "check_bot_message",
     "start_group_thread", "finish_group_round", "cancel_group_thread", "apply_events",
+    # the LiteLLM guardrail's cursors (``_cursors``): a state blob's batch, records of their own
+    "apply_calls_on", "record_get", "record_cas",
+    # the decisions counted for the metrics are the stored guard's, which makes them
+    "decision_counts", "count_decision",
 })
 
 

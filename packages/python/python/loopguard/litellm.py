@@ -23,7 +23,10 @@ decide alike (``_replay``: a worker feeds only the new part of a session's histo
 the previous turn, and replays the whole of it otherwise). The conversation is told by LiteLLM's
 session id (``x-litellm-session-id`` header, ``litellm_session_id`` or ``metadata.session_id``), or,
 for a request without one, by its opening (the items up to its first user message) and a digest of
-what was already fed. No rule about loops lives here: the policy decides, this maps its verdicts
+what was already fed. With ``LOOPGUARD_STORE`` naming a store (``redis://…``, ``rediss://…``,
+``redis+cluster://…``, as ``LoopGuard(store=…)``), each conversation's state and position live in
+it, so any worker continues any conversation without replaying it (``_cursors``); without one,
+each worker keeps its own. No rule about loops lives here: the policy decides, this maps its verdicts
 onto LiteLLM's objects.
 """
 
@@ -56,7 +59,8 @@ class LoopGuardrail(CustomGuardrail):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.replay = HistoryReplay(LoopGuard(_load_config()))
+        store = os.environ.get("LOOPGUARD_STORE") or None
+        self.replay = HistoryReplay(LoopGuard(_load_config(), store=store))
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> dict:
         verdicts = self.replay.start(_request_id(data), _session_id(data), data)
