@@ -185,34 +185,58 @@ def hooks(n, workers=1):
                  "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]},
                 {"role": "tool", "tool_call_id": f"c{i}", "content": f"step {i}: ok, 12 lines of output"}]
 
+    async def request(g, messages, session, i):
+        """One request's pre-call and post-call hooks on `g`: (wall, CPU) milliseconds."""
+        data = {"messages": json.loads(json.dumps(messages)), "litellm_call_id": f"{session}-{i}"}
+        gc.collect()  # the parse's garbage: its collection is not the guardrail's cost
+        if session:
+            data["litellm_session_id"] = session
+        response = ModelResponse(choices=[{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
+            "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]}}])
+        t, c = time.perf_counter(), time.thread_time()
+        await g.async_pre_call_hook(None, None, data, "acompletion")
+        await g.async_post_call_success_hook(data, None, response)
+        return (time.perf_counter() - t) * 1000, (time.thread_time() - c) * 1000
+
     async def run(session):
         messages = list(base)
         for i in range(1000):
             messages += pair(i)
         lat, cpu = [], []
         for i in range(1000, 1000 + n + 20):
-            data = {"messages": json.loads(json.dumps(messages)), "litellm_call_id": f"{session}-{i}"}
-            gc.collect()  # the parse's garbage: its collection is not the guardrail's cost
-            if session:
-                data["litellm_session_id"] = session
-            response = ModelResponse(choices=[{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function",
-                "function": {"name": "exec", "arguments": json.dumps({"command": f"step {i}"})}}]}}])
-            g = gs[i % workers]
-            t, c = time.perf_counter(), time.thread_time()
-            await g.async_pre_call_hook(None, None, data, "acompletion")
-            await g.async_post_call_success_hook(data, None, response)
-            lat.append((time.perf_counter() - t) * 1000)
-            cpu.append((time.thread_time() - c) * 1000)
+            wall, used = await request(gs[i % workers], messages, session, i)
+            lat.append(wall)
+            cpu.append(used)
             messages += pair(i)
-        return lat[20:], cpu[20:]
+        return lat[20:], cpu[20:], messages
+
+    async def newcomer(messages, session):
+        """A worker that never saw the conversation takes its next request: with the store it
+        continues the record, without one it replays the whole history."""
+        out = {}
+        store = os.environ.pop("LOOPGUARD_STORE")
+        try:
+            for label, url in (("store", store), ("no store", None)):
+                if url:
+                    os.environ["LOOPGUARD_STORE"] = url
+                g = LoopGuardrail(guardrail_name="loopguard", event_hook=["pre_call", "post_call"], default_on=True)
+                os.environ.pop("LOOPGUARD_STORE", None)
+                out[label] = await request(g, messages, session, 10**6)
+        finally:
+            os.environ["LOOPGUARD_STORE"] = store
+        return out
 
     # Wall time is the figure; the thread's CPU time beside it leaves out the waits for a core
     # that a loaded machine adds (on 2 shared cores they make most of a p99).
     for session in ("bench-session", None):
-        lat, cpu = asyncio.run(run(session))
+        lat, cpu, messages = asyncio.run(run(session))
         summary(f"hooks, {workers} worker(s), {'session id' if session else 'no session id'}", lat)
         summary("  its CPU time", cpu)
+        if workers > 1:
+            first = asyncio.run(newcomer(messages, session))
+            print(f"  a new worker's first request at {len(messages) // 2} calls: "
+                  + ", ".join(f"{k} {w:.2f} ms (CPU {c:.2f})" for k, (w, c) in first.items()))
 
 
 if __name__ == "__main__":
