@@ -12,7 +12,7 @@
 //
 // What is counted where: each decision is counted in the policy's words (action, detector) in a
 // Map kept here and reported at collection by the observable counter `loopguard.decisions` (the
-// SDK's synchronous `add()` with attributes costs about as much as a decision); one decision in
+// SDK's synchronous `add()` with attributes costs as much as a histogram record, below); one decision in
 // DURATION_SAMPLE is timed on the histogram `loopguard.decision.duration`. The policy and store
 // counters are not counted here at all: they are the guards' own counters (the Supervisor's
 // failures, StoredLoopGuard#stats) read when the SDK collects. Attribute values come from fixed
@@ -31,9 +31,9 @@ export const KINDS = new Set(['tool_call', 'tool_result', 'bot_message', 'group_
 export const BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1];
 /**
  * One decision in this many is timed on the histogram (a power of two: the test is a mask).
- * Why: the SDK's `Histogram.record` with attributes costs a few µs (attribute hashing, the
- * bucket search), a tenth of a decision; one in 256 keeps the metrics well under 5% of a
- * decision (docs/PERFORMANCE.md) and the quantiles unbiased. The histogram's count is therefore
+ * Why: the SDK's `Histogram.record` with attributes costs 0.6–2 µs in Node 24 (attribute
+ * hashing, the bucket search), twenty times the count; one in 256 keeps it out of the figure
+ * (docs/PERFORMANCE.md), as in the Python package, and the quantiles unbiased. The histogram's count is therefore
  * not a decision count: `loopguard.decisions` is.
  */
 export const DURATION_SAMPLE = 256;
@@ -58,15 +58,59 @@ const STORE_ON = [
 ];
 
 const bounded = (value, list) => (list.has(value) ? value : 'other');
-/** The attribute values of a raw key (kind, action, detector joined by \0). */
-function attributes(host, key) {
-  const [kind, action, detector] = key.split('\0');
-  return { host, kind: bounded(kind, KINDS), action: bounded(action, ACTIONS), detector: detector === '' ? 'none' : bounded(detector, DETECTORS) };
+
+/**
+ * The decisions of one host in the policy's words: kind → action → detector ('' for none) →
+ * count. Nested Maps and not one Map of joined keys: the words are the same few strings again
+ * and again, whose hashes V8 keeps, while a joined key is a new string to build and hash at
+ * every decision (measured: 47 ns against 380 ns a decision, in Node 24).
+ */
+class Tally {
+  kinds = new Map();
+  /** leaves (distinct raw keys) */
+  size = 0;
+
+  add(kind, action, detector) {
+    const detectors = this.kinds.get(kind)?.get(action);
+    const n = detectors?.get(detector);
+    if (n !== undefined) {
+      detectors.set(detector, n + 1);
+      return;
+    }
+    if (this.size >= MAX_KEYS) {
+      // past the words any policy says, every new key is folded into its bounded form
+      const [k, a, d] = [bounded(kind, KINDS), bounded(action, ACTIONS), detector === '' ? '' : bounded(detector, DETECTORS)];
+      if (k !== kind || a !== action || d !== detector) return this.add(k, a, d);
+    }
+    let actions = this.kinds.get(kind);
+    if (actions === undefined) this.kinds.set(kind, (actions = new Map()));
+    let leaves = actions.get(action);
+    if (leaves === undefined) actions.set(action, (leaves = new Map()));
+    leaves.set(detector, 1);
+    this.size += 1;
+  }
+
+  /** The counts by bounded attributes: [{ kind, action, detector }, n]. */
+  *bounded() {
+    const merged = new Map();
+    for (const [kind, actions] of this.kinds) {
+      for (const [action, detectors] of actions) {
+        for (const [detector, n] of detectors) {
+          const a = { kind: bounded(kind, KINDS), action: bounded(action, ACTIONS), detector: detector === '' ? 'none' : bounded(detector, DETECTORS) };
+          const k = `${a.kind}/${a.action}/${a.detector}`;
+          const m = merged.get(k);
+          if (m === undefined) merged.set(k, [a, n]);
+          else m[1] += n;
+        }
+      }
+    }
+    yield* merged.values();
+  }
 }
 
 /** The instruments of one meter provider, shared by every guard that records on it. */
 class Recorder {
-  /** host → (raw key → count) */
+  /** host → its Tally */
   #hosts = new Map();
   /** WeakRefs to `{ host, counters() }` sources read at collection; pruned when they are gone. */
   #sources = new Set();
@@ -86,13 +130,13 @@ class Recorder {
     });
   }
 
-  /** The counts of `host` (one Map per host, so the hot path joins no host into its key). */
+  /** The Tally of `host` (one per host, so that the hot path looks no host up). */
   counts(host) {
     let counts = this.#hosts.get(host);
     if (counts === undefined) {
       // the last place is kept for `other`, where every host past the others is counted
       if (this.#hosts.size >= MAX_HOSTS - 1 && host !== 'other') return this.counts('other');
-      counts = new Map();
+      counts = new Tally();
       this.#hosts.set(host, counts);
     }
     return counts;
@@ -104,17 +148,7 @@ class Recorder {
   }
 
   #observeDecisions(result) {
-    for (const [host, counts] of this.#hosts) {
-      const merged = new Map();
-      for (const [key, n] of counts) {
-        const a = attributes(host, key);
-        const k = `${a.kind}\0${a.action}\0${a.detector}`;
-        const m = merged.get(k);
-        if (m === undefined) merged.set(k, [a, n]);
-        else m[1] += n;
-      }
-      for (const [a, n] of merged.values()) result.observe(n, a);
-    }
+    for (const [host, tally] of this.#hosts) for (const [a, n] of tally.bounded()) result.observe(n, { host, ...a });
   }
 
   /** Each host's counters, summed over its live sources. */
@@ -172,19 +206,11 @@ export class GuardMetrics {
 
   /**
    * Counts one decision of `kind` as the policy answered it (`verdict.action`,
-   * `verdict.detector`); `started` is start()'s value.
+   * `verdict.detector`); `started` is start()'s value. The hot path: a few Map lookups, and
+   * one decision of a kind in DURATION_SAMPLE a histogram record.
    */
   decided(kind, verdict, started) {
-    let key = `${kind}\0${verdict.action}\0${verdict.detector ?? ''}`;
-    const counts = this.#counts;
-    let n = counts.get(key);
-    if (n === undefined && counts.size >= MAX_KEYS) {
-      // past the words any policy says, every new key is folded into its bounded form
-      const a = attributes('', key);
-      key = `${a.kind}\0${a.action}\0${a.detector === 'none' ? '' : a.detector}`;
-      n = counts.get(key);
-    }
-    counts.set(key, (n ?? 0) + 1);
+    this.#counts.add(kind, verdict.action, verdict.detector ?? '');
     if (started >= 0) this.#recorder.duration.record((performance.now() - started) / 1000, this.attributes.get(kind));
     return verdict;
   }
