@@ -8,9 +8,10 @@
 // decisions on two guards, one without metrics and one recording on the SDK's MeterProvider
 // with an in-memory exporter (@opentelemetry/sdk-metrics, a devDependency), alternating in this
 // process (which runs first alternates too); the figure is the median of the per-pair ratios,
-// so drift of the machine between rounds cancels out.
+// so drift of the machine between rounds cancels out. `--control` pairs two guards without
+// metrics the same way (an A/A run: the noise of the figure).
 //
-// Usage: node bench/decision.mjs [--metrics (only the metrics pairs)]
+// Usage: node bench/decision.mjs [--metrics (only the metrics pairs) [--control]]
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -59,6 +60,7 @@ const decideOn = (g, i) => {
 const decide = (i) => decideOn(guard, i);
 
 if (process.argv.includes('--metrics')) {
+  console.log(`node ${process.version}`);
   await metricsPairs();
   process.exit(0);
 }
@@ -70,7 +72,8 @@ async function metricsPairs() {
   const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 1000 });
   const provider = new MeterProvider({ readers: [reader] });
   const off = new LoopGuard(CONFIG, { meterProvider: null });
-  const on = new LoopGuard(CONFIG, { meterProvider: provider, metricsHost: 'bench' });
+  const control = process.argv.includes('--control');
+  const on = new LoopGuard(CONFIG, { meterProvider: control ? null : provider, metricsHost: 'bench' });
   for (let i = 0; i < SESSIONS * HISTORY; i++) {
     decideOn(off, i);
     decideOn(on, i);
@@ -97,9 +100,8 @@ async function metricsPairs() {
   const exported = exporter.getMetrics().at(-1)?.scopeMetrics[0]?.metrics.map((m) => m.descriptor.name) ?? [];
   await provider.shutdown();
   const pct = (median(ratios) - 1) * 100;
-  console.log(`node ${process.version}`);
   console.log(
-    `metrics on/off, tool-call decision: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)}% (median of ${PAIRS} paired rounds of ${N}; ratios ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}; off ${median(offUs).toFixed(2)} µs, on ${median(onUs).toFixed(2)} µs; exported: ${exported.length} instruments)`,
+    `${control ? 'A/A control, two guards without metrics' : 'metrics on/off'}, tool-call decision: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)}% (median of ${PAIRS} paired rounds of ${N}; ratios ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}; off ${median(offUs).toFixed(2)} µs, on ${median(onUs).toFixed(2)} µs; exported: ${exported.length} instruments)`,
   );
 }
 
