@@ -10,10 +10,10 @@
 // there and nothing is imported: this package never loads `@opentelemetry/api`, with or without
 // metrics. Otherwise the decision path makes one `=== undefined` test.
 //
-// What is counted where: each decision is counted in the policy's words (action, detector) in a
-// Map kept here and reported at collection by the observable counter `loopguard.decisions` (the
-// SDK's synchronous `add()` with attributes costs as much as a histogram record, below); one decision in
-// DURATION_SAMPLE is timed on the histogram `loopguard.decision.duration`. The policy and store
+// What is counted where: each decision is counted in the policy's words (action, detector) in
+// Maps kept here and reported at collection by the observable counter `loopguard.decisions` (the
+// SDK's synchronous `add()` with attributes costs about what a histogram record does, below);
+// one decision in DURATION_SAMPLE is timed on the histogram `loopguard.decision.duration`. The policy and store
 // counters are not counted here at all: they are the guards' own counters (the Supervisor's
 // failures, StoredLoopGuard#stats) read when the SDK collects. Attribute values come from fixed
 // lists (anything else is `other`), so the number of series has a ceiling whatever the traffic.
@@ -33,8 +33,8 @@ export const BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.0
  * One decision in this many is timed on the histogram (a power of two: the test is a mask).
  * Why: the SDK's `Histogram.record` with attributes costs 0.6–2 µs in Node 24 (attribute
  * hashing, the bucket search), twenty times the count; one in 256 keeps it out of the figure
- * (docs/PERFORMANCE.md), as in the Python package, and the quantiles unbiased. The histogram's count is therefore
- * not a decision count: `loopguard.decisions` is.
+ * (docs/PERFORMANCE.md), as in the Python package, and the quantiles unbiased. The histogram's
+ * count is therefore not a decision count: `loopguard.decisions` is.
  */
 export const DURATION_SAMPLE = 256;
 /** Distinct raw keys a host keeps before new ones are folded into their bounded form. */
@@ -112,8 +112,10 @@ class Tally {
 class Recorder {
   /** host → its Tally */
   #hosts = new Map();
-  /** WeakRefs to `{ host, counters() }` sources read at collection; pruned when they are gone. */
+  /** WeakRefs to the `{ host, counters() }` sources read at collection: as many as live guards. */
   #sources = new Set();
+  /** drops a source's WeakRef once the source (its guard) was collected */
+  #gone = new FinalizationRegistry((ref) => this.#sources.delete(ref));
 
   constructor(meter) {
     this.duration = meter.createHistogram('loopguard.decision.duration', { unit: 's', description: 'Time to a decision, as the host waited for it', advice: { explicitBucketBoundaries: BUCKETS } });
@@ -144,7 +146,9 @@ class Recorder {
 
   /** Reads `source.counters()` at each collection while `source` lives. */
   watch(source) {
-    this.#sources.add(new WeakRef(source));
+    const ref = new WeakRef(source);
+    this.#sources.add(ref);
+    this.#gone.register(source, ref);
   }
 
   #observeDecisions(result) {
@@ -174,13 +178,12 @@ class Recorder {
   }
 }
 
-/**
- * What one guard records on: its host's counts and the shared instruments. The hot path is
- * `decided`: a string join, a Map update and, one time in DURATION_SAMPLE, a histogram record.
- */
+/** What one guard records on: its host's counts and the shared instruments. */
 export class GuardMetrics {
   #recorder;
   #counts;
+  /** the histogram's attributes of each kind, made once */
+  #attributes;
   /** Decisions of each kind since the last timed one: a counter per kind, so that a caller that
    * alternates kinds (a check, then an outcome) still has each kind timed. */
   #ticks = { tool_call: 0, tool_result: 0, bot_message: 0 };
@@ -189,7 +192,7 @@ export class GuardMetrics {
     this.#recorder = recorder;
     this.#counts = recorder.counts(host);
     this.host = host;
-    this.attributes = new Map([...KINDS].map((kind) => [kind, { host, kind }]));
+    this.#attributes = new Map([...KINDS].map((kind) => [kind, { host, kind }]));
   }
 
   /** Raw keys kept for this guard's host (bounded: MAX_KEYS, then the folded forms). */
@@ -211,7 +214,7 @@ export class GuardMetrics {
    */
   decided(kind, verdict, started) {
     this.#counts.add(kind, verdict.action, verdict.detector ?? '');
-    if (started >= 0) this.#recorder.duration.record((performance.now() - started) / 1000, this.attributes.get(kind));
+    if (started >= 0) this.#recorder.duration.record((performance.now() - started) / 1000, this.#attributes.get(kind));
     return verdict;
   }
 
@@ -245,6 +248,7 @@ const recorders = new WeakMap();
  * @returns {GuardMetrics | undefined}
  */
 export function guardMetrics(meterProvider, host, path) {
+  if (typeof host !== 'string' || host === '') throw new LoopGuardError('input', `${path}.metricsHost`, `must be a non-empty string, not ${JSON.stringify(host)}`);
   if (meterProvider === null) return undefined;
   let provider = meterProvider;
   if (provider === undefined) {
@@ -253,7 +257,6 @@ export function guardMetrics(meterProvider, host, path) {
   } else if (typeof provider?.getMeter !== 'function') {
     throw new LoopGuardError('input', `${path}.meterProvider`, `must be an OpenTelemetry MeterProvider (with getMeter), null or absent`);
   }
-  if (typeof host !== 'string' || host === '') throw new LoopGuardError('input', `${path}.metricsHost`, `must be a non-empty string, not ${JSON.stringify(host)}`);
   let recorder = recorders.get(provider);
   if (recorder === undefined) {
     recorder = new Recorder(provider.getMeter('loopguard', packageVersion()));

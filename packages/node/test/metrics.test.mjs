@@ -153,6 +153,7 @@ describe('OpenTelemetry metrics', () => {
     assert.throws(() => new LoopGuard(CONFIG, { meterProvider: {} }), (e) => e instanceof LoopGuardError && e.path === 'options.meterProvider');
     const { provider: mp } = provider();
     assert.throws(() => new LoopGuard(CONFIG, { meterProvider: mp, metricsHost: '' }), (e) => e instanceof LoopGuardError && e.path === 'options.metricsHost');
+    assert.throws(() => new LoopGuard(CONFIG, { metricsHost: 7 }), (e) => e instanceof LoopGuardError && e.path === 'options.metricsHost', 'checked with metrics off too');
   });
 
   it('the series have a ceiling: unknown words are `other`, raw keys and hosts are capped', async () => {
