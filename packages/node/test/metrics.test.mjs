@@ -91,6 +91,7 @@ describe('OpenTelemetry metrics', () => {
       if (doc.unit) assert.equal(m.descriptor.unit, doc.unit, name);
       for (const p of m.points) assert.deepEqual(Object.keys(p.attributes).sort(), doc.attributes, `${name}'s attributes`);
     }
+    assert.match(DOC, new RegExp(`one in ${DURATION_SAMPLE} of each kind`), 'the sample the docs promise');
     const duration = read.get('loopguard.decision.duration');
     const timed = Object.fromEntries(duration.points.map((p) => [p.attributes.kind, p.value]));
     // each kind has one decision in DURATION_SAMPLE timed, whatever the mix of kinds
@@ -165,6 +166,7 @@ describe('OpenTelemetry metrics', () => {
     for (let i = 0; i < MAX_HOSTS + 10; i++) guardMetrics(mp, `host-${i}`, 'options').decided('tool_call', { action: 'allow' }, -1);
     const points = (await reader.read()).get('loopguard.decisions').points;
     assert.deepEqual(decisions(new Map([['loopguard.decisions', { points }]]), 'h'), { 'tool_call/other/generic_repeat': 3 * MAX_KEYS, 'other/block/other': 1 });
+    assert.match(DOC, new RegExp(`past ${MAX_HOSTS} names in one process`), 'the cap the docs promise');
     const hosts = new Set(points.map((p) => p.attributes.host));
     assert.equal(hosts.size, MAX_HOSTS);
     assert.ok(hosts.has('other') && !hosts.has(`host-${MAX_HOSTS + 9}`));
