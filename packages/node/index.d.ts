@@ -140,11 +140,23 @@ export interface LoadOptions {
   expectDigest?: string;
 }
 
+/**
+ * OpenTelemetry metrics (docs/METRICS.md). The guard records when it is given a provider, or
+ * when the application registered a global meter provider with `@opentelemetry/api` before the
+ * guard was made; otherwise nothing is recorded and OpenTelemetry is never loaded.
+ */
+export interface MetricsOptions {
+  /** An OpenTelemetry `MeterProvider`; `null`: no metrics even with a global one. Default: the global one, if any. */
+  meterProvider?: { getMeter(name: string, version?: string): unknown } | null;
+  /** The `host` attribute (default `node`; the OpenClaw plugin says `openclaw`): one name per deployment. */
+  metricsHost?: string;
+}
+
 export class LoopGuard {
   /** A gateway of the policy shipped in this package. */
-  constructor(config?: Config);
+  constructor(config?: Config, options?: MetricsOptions);
   /** A gateway of another policy component, in its own instance. */
-  static load(wasm: string | URL | Uint8Array | ArrayBuffer, config?: Config, options?: LoadOptions): Promise<LoopGuard>;
+  static load(wasm: string | URL | Uint8Array | ArrayBuffer, config?: Config, options?: LoadOptions & MetricsOptions): Promise<LoopGuard>;
   /**
    * Compiles the policy's hot code now (made-up decisions on a scratch gateway of the same
    * policy and config; this guard's state is untouched), so the first tool calls do not pay for
@@ -186,7 +198,7 @@ export function agentConfig(config?: Config): string;
 /** Where a Supervisor keeps the policy. */
 export type Isolation = 'inline' | 'worker';
 
-export interface SupervisorOptions {
+export interface SupervisorOptions extends MetricsOptions {
   /** The policy's config (default `{}`). */
   config?: Config;
   /** A policy component (path or bytes) instead of the package's own. A path is read at start. */
@@ -268,7 +280,7 @@ export class Supervisor {
   stop(options?: { save?: boolean }): Uint8Array | null;
 }
 
-export interface StoreOptions {
+export interface StoreOptions extends MetricsOptions {
   /**
    * Where the state lives: `redis://[user:pass@]host:port[/db]` or `rediss://…` (Valkey or
    * Redis >= 7.0, shared by the replicas), a cluster `redis+cluster://host:port,host:port`

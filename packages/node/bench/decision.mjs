@@ -4,7 +4,14 @@
 // bot message with 100,000 active pairs, and the cold start (import, first guard, first decision)
 // in a fresh process. Medians of several timed rounds. A benchmark, not a test.
 //
-// Usage: node bench/decision.mjs
+// The cost of OpenTelemetry metrics (docs/METRICS.md): paired rounds of the same tool-call
+// decisions on two guards, one without metrics and one recording on the SDK's MeterProvider
+// with an in-memory exporter (@opentelemetry/sdk-metrics, a devDependency), alternating in this
+// process (which runs first alternates too); the figure is the median of the per-pair ratios,
+// so drift of the machine between rounds cancels out. `--control` pairs two guards without
+// metrics the same way (an A/A run: the noise of the figure).
+//
+// Usage: node bench/decision.mjs [--metrics (only the metrics pairs) [--control]]
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -41,14 +48,63 @@ const result = (s, step) => ({
 });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const guard = new LoopGuard({ tools: { loopDetection: { enabled: true } } });
-const decide = (i) => {
+const CONFIG = { tools: { loopDetection: { enabled: true } } };
+const guard = new LoopGuard(CONFIG);
+const decideOn = (g, i) => {
   const step = Math.floor(i / SESSIONS) % HISTORY;
   const s = i % SESSIONS;
   const call = { session: `agent:main:session-${s}`, tool: TOOLS[step % TOOLS.length], args: args(s, step), run: 'run-1' };
-  guard.beforeToolCall(call);
-  guard.afterToolOutcome(call, { result: result(s, step) });
+  g.beforeToolCall(call);
+  g.afterToolOutcome(call, { result: result(s, step) });
 };
+const decide = (i) => decideOn(guard, i);
+
+if (process.argv.includes('--metrics')) {
+  console.log(`node ${process.version}`);
+  await metricsPairs();
+  process.exit(0);
+}
+
+/** Metrics off and on, paired rounds (see the head of this file). */
+async function metricsPairs() {
+  const { InMemoryMetricExporter, AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 1000 });
+  const provider = new MeterProvider({ readers: [reader] });
+  const off = new LoopGuard(CONFIG, { meterProvider: null });
+  const control = process.argv.includes('--control');
+  const on = new LoopGuard(CONFIG, { meterProvider: control ? null : provider, metricsHost: 'bench' });
+  for (let i = 0; i < SESSIONS * HISTORY; i++) {
+    decideOn(off, i);
+    decideOn(on, i);
+  }
+  const round = (g, from, n) => {
+    const t = performance.now();
+    for (let i = from; i < from + n; i++) decideOn(g, i);
+    return ((performance.now() - t) * 1000) / n;
+  };
+  const PAIRS = 41;
+  const N = 2000;
+  const ratios = [];
+  const offUs = [];
+  const onUs = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const from = SESSIONS * HISTORY + p * N; // both guards decide the same calls on the same state
+    const [a, b] = p % 2 === 0 ? [round(off, from, N), round(on, from, N)] : [round(on, from, N), round(off, from, N)].reverse();
+    offUs.push(a);
+    onUs.push(b);
+    ratios.push(b / a);
+    await new Promise((r) => setImmediate(r)); // the reader's timer may export between pairs
+  }
+  await reader.forceFlush();
+  const exported = exporter.getMetrics().at(-1)?.scopeMetrics[0]?.metrics.map((m) => m.descriptor.name) ?? [];
+  await provider.shutdown();
+  const pct = (median(ratios) - 1) * 100;
+  console.log(
+    `${control ? 'A/A control, two guards without metrics' : 'metrics on/off'}, tool-call decision: ${pct >= 0 ? '+' : ''}${pct.toFixed(1)}% (median of ${PAIRS} paired rounds of ${N}; ratios ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}; off ${median(offUs).toFixed(2)} µs, on ${median(onUs).toFixed(2)} µs; exported: ${exported.length} instruments)`,
+  );
+}
+
 for (let i = 0; i < SESSIONS * HISTORY; i++) decide(i); // fill every history
 const rounds = [];
 for (let r = 0; r < 9; r++) {
@@ -97,3 +153,4 @@ console.log(`tool-call decision, args and result as objects: ${median(rounds).to
 console.log(`applyEvents, ${lines.length} events per batch: ${median(batched).toFixed(2)} µs per event`);
 console.log(`bot message, ${PAIRS} active pairs: ${median(botRounds).toFixed(2)} µs`);
 console.log(`cold start (import, first guard, first decision): ${median(cold).toFixed(0)} ms (median of ${cold.length} processes)`);
+await metricsPairs();

@@ -17,6 +17,7 @@ import {
   toolVerdict,
 } from './convert.js';
 import { LoopGuardError, policyCall } from './errors.js';
+import { guardMetrics } from './metrics.js';
 import { getDefaultPolicy, loadPolicy } from './policy.js';
 import { describePolicy, disposeQuietly, requireSameMajor, swapError } from './swap.js';
 import { WARM_ROUNDS, warmPolicy } from './warm.js';
@@ -44,10 +45,10 @@ export function replay(config, trace) {
 let policyForNextGuard = null;
 
 /** A LoopGuard of `policy` (a loaded instance) instead of the default policy. */
-function guardOf(policy, config) {
+function guardOf(policy, config, options) {
   policyForNextGuard = policy;
   try {
-    return new LoopGuard(config);
+    return new LoopGuard(config, options ?? { meterProvider: null });
   } finally {
     policyForNextGuard = null;
   }
@@ -63,34 +64,48 @@ export class LoopGuard {
   #config;
   /** @type {Promise<unknown>} the last swap (swaps run one after the other) */
   #swaps = Promise.resolve();
+  /** @type {import('./metrics.js').GuardMetrics | undefined} undefined: OpenTelemetry not in use */
+  #metrics;
+  /** policy versions swapped in, for `loopguard.policy.swaps` */
+  #swapped = 0;
 
   /**
    * A gateway of the default policy.
    * @param {string | object} [config] OpenClaw-style config: JSON/JSON5 text, or an object
    *   (serialized with JSON.stringify). `{}` means all defaults.
+   * @param {import('../index.js').MetricsOptions} [options] OpenTelemetry metrics
+   *   (docs/METRICS.md): `meterProvider` (default: the global one, if the application
+   *   registered one; null: none) and `metricsHost` (the `host` attribute, default "node")
    */
-  constructor(config = '{}') {
+  constructor(config = '{}', options = {}) {
     const policy = policyForNextGuard ?? getDefaultPolicy();
     policyForNextGuard = null;
     const text = configText(config);
+    const metrics = guardMetrics(options?.meterProvider, options?.metricsHost ?? 'node', 'options');
     this.#gateway = policyCall(() => policy.exports.guard.Gateway.create(text), 'create');
     this.#policy = policy;
     this.#config = text;
+    this.#metrics = metrics;
+    this.#source = metrics?.watch(() => (this.#gateway === null ? undefined : { swaps: this.#swapped }));
   }
+
+  /** What the metrics read at collection; kept here so that it lives as long as this guard. */
+  #source;
 
   /**
    * A gateway of the policy component in `wasm` (a path, a file URL or the bytes), in a
    * component instance of its own.
    * @param {string | URL | Uint8Array | ArrayBuffer} wasm
    * @param {string | object} [config]
-   * @param {{ expectDigest?: string }} [options] refuse the file unless its blake3 digest matches
+   * @param {{ expectDigest?: string } & import('../index.js').MetricsOptions} [options] refuse the
+   *   file unless its blake3 digest matches; the metrics options of the constructor
    * @returns {Promise<LoopGuard>}
    */
   static async load(wasm, config = '{}', options = {}) {
     const text = configText(config);
     const policy = await loadPolicy(wasm, options);
     warmPolicy(guardOf, policy, text);
-    return guardOf(policy, text);
+    return guardOf(policy, text, { meterProvider: options?.meterProvider, metricsHost: options?.metricsHost });
   }
 
   /**
@@ -165,6 +180,7 @@ export class LoopGuard {
     this.#gateway = gateway;
     this.#policy = policy;
     const switched = performance.now();
+    this.#swapped += 1;
     // Freeing the old state is not part of the switch: it runs after the calls that waited.
     setImmediate(() => disposeQuietly(previous));
     return {
@@ -188,7 +204,10 @@ export class LoopGuard {
    * @param {import('../index.js').ToolCallInput} call
    */
   beforeToolCall(call) {
-    return toolVerdict(this.#call((g) => g.checkToolCall(toolCall(call)), 'check-tool-call'));
+    const m = this.#metrics;
+    if (m === undefined) return toolVerdict(this.#call((g) => g.checkToolCall(toolCall(call)), 'check-tool-call'));
+    const started = m.start('tool_call');
+    return m.decided('tool_call', toolVerdict(this.#call((g) => g.checkToolCall(toolCall(call)), 'check-tool-call')), started);
   }
 
   /**
@@ -197,6 +216,13 @@ export class LoopGuard {
    * @param {{ result?: unknown, resultJson?: string, error?: unknown }} outcome
    */
   afterToolOutcome(call, outcome) {
+    const m = this.#metrics;
+    if (m === undefined) return this.#outcome(call, outcome);
+    const started = m.start('tool_result');
+    return m.decided('tool_result', this.#outcome(call, outcome), started);
+  }
+
+  #outcome(call, outcome) {
     const o = toolOutcome(outcome);
     if (o === undefined) {
       this.#live();
@@ -229,6 +255,13 @@ export class LoopGuard {
    * @param {import('../index.js').BotMessageInput} msg
    */
   onBotMessage(msg) {
+    const metrics = this.#metrics;
+    if (metrics === undefined) return this.#bot(msg);
+    const started = metrics.start('bot_message');
+    return metrics.decided('bot_message', this.#bot(msg), started);
+  }
+
+  #bot(msg) {
     const m = botMessage(msg);
     return botVerdict(this.#call((g) => g.checkBotMessage(m), 'check-bot-message'));
   }

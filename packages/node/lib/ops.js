@@ -63,7 +63,8 @@ export const DEFAULT_POLICY = fileURLToPath(new URL('../generated/loopguard_poli
  * shared default instance; refused unless it has the pinned digest.
  */
 export function defaultGuard(config, expectDigest) {
-  const guard = new LoopGuard(config);
+  // the Supervisor counts the decisions (as its caller waited for them): this guard does not
+  const guard = new LoopGuard(config, { meterProvider: null });
   if (expectDigest && guard.policy.blake3 !== expectDigest) {
     guard[Symbol.dispose]();
     throw new LoopGuardError('policy', 'expectDigest', `the package's own policy has blake3 digest ${guard.policy.blake3}, not the pinned ${expectDigest}`);
@@ -73,7 +74,7 @@ export function defaultGuard(config, expectDigest) {
 
 /** A guard in a component instance of its own: of `policy` (a path or bytes), or of the package's own file. */
 export function loadGuard(policy, config, expectDigest) {
-  return LoopGuard.load(policy ?? DEFAULT_POLICY, config, expectDigest ? { expectDigest } : {});
+  return LoopGuard.load(policy ?? DEFAULT_POLICY, config, expectDigest ? { expectDigest, meterProvider: null } : { meterProvider: null });
 }
 
 /**

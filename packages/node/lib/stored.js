@@ -27,6 +27,7 @@
 // again at the next decision, then after 5, 20, 80 ms and every 250 ms while it keeps failing.
 import * as cv from './convert.js';
 import { LoopGuardError, policyCall } from './errors.js';
+import { guardMetrics } from './metrics.js';
 import { getDefaultPolicy, loadPolicy } from './policy.js';
 import { COUNTED_BELOW, MemoryStore, RedisStore, StoreError } from './store.js';
 import { storeOptions } from './store-options.js';
@@ -52,6 +53,9 @@ export class StoredLoopGuard {
   #chains = new Map();
   #line = 0;
   #stats = { onStore: 0, onLocal: 0, refused: 0, casRetries: 0, storeErrors: 0, unreadable: 0, episodes: 0 };
+  /** OpenTelemetry metrics (lib/metrics.js), undefined when not in use; #source: what they read */
+  #metrics;
+  #source;
 
   /**
    * @param {string | object} config the same config as LoopGuard's
@@ -62,6 +66,7 @@ export class StoredLoopGuard {
     policyForNextGuard = null;
     this.#o = storeOptions(options);
     const text = cv.configText(config ?? '{}');
+    const metrics = guardMetrics(options?.meterProvider, options?.metricsHost ?? 'node', 'options');
     const gateway = policyCall(() => policy.exports.guard.Gateway.create(text), 'create');
     if (typeof gateway.keyOf !== 'function' || typeof gateway.decideCall !== 'function') {
       gateway[Symbol.dispose]?.();
@@ -69,6 +74,8 @@ export class StoredLoopGuard {
     }
     this.#gateway = gateway;
     this.#policy = policy;
+    this.#metrics = metrics;
+    this.#source = metrics?.watch(() => (this.#gateway === null ? undefined : this.#stats));
     const { store, storePrefix, deadlineMs, redisOptions } = this.#o;
     this.#store = store === 'memory' ? new MemoryStore() : new RedisStore(store, { prefix: storePrefix, deadlineMs, redisOptions });
   }
@@ -144,18 +151,22 @@ export class StoredLoopGuard {
   }
 
   /** @param {import('../index.js').ToolCallInput} call */
-  async beforeToolCall(call) {
-    return cv.toolVerdict(await this.#typed({ tag: 'check-tool-call', val: cv.toolCall(call) }));
+  beforeToolCall(call) {
+    const decide = async () => cv.toolVerdict(await this.#typed({ tag: 'check-tool-call', val: cv.toolCall(call) }));
+    return this.#metrics === undefined ? decide() : this.#metrics.counted('tool_call', decide);
   }
 
   /**
    * @param {import('../index.js').ToolCallInput} call
    * @param {import('../index.js').ToolOutcomeInput} outcome
    */
-  async afterToolOutcome(call, outcome) {
-    const o = cv.toolOutcome(outcome);
-    if (o === undefined) return { action: 'ignored' }; // as LoopGuard: an undefined result has no hash
-    return cv.outcomeVerdict(await this.#typed({ tag: 'record-tool-outcome', val: [cv.toolCall(call), o] }));
+  afterToolOutcome(call, outcome) {
+    const decide = async () => {
+      const o = cv.toolOutcome(outcome);
+      if (o === undefined) return { action: 'ignored' }; // as LoopGuard: an undefined result has no hash
+      return cv.outcomeVerdict(await this.#typed({ tag: 'record-tool-outcome', val: [cv.toolCall(call), o] }));
+    };
+    return this.#metrics === undefined ? decide() : this.#metrics.counted('tool_result', decide);
   }
 
   /** @param {string} session @param {string} [run] @param {string} [agent] */
@@ -175,8 +186,9 @@ export class StoredLoopGuard {
   }
 
   /** @param {import('../index.js').BotMessageInput} msg */
-  async onBotMessage(msg) {
-    return cv.botVerdict(await this.#typed({ tag: 'check-bot-message', val: cv.botMessage(msg) }));
+  onBotMessage(msg) {
+    const decide = async () => cv.botVerdict(await this.#typed({ tag: 'check-bot-message', val: cv.botMessage(msg) }));
+    return this.#metrics === undefined ? decide() : this.#metrics.counted('bot_message', decide);
   }
 
   /** @param {import('../index.js').GroupThreadInput} thread @param {string} peer @param {string} text */

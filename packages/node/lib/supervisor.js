@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LoopGuardError } from './errors.js';
 import { InlineHome } from './home-inline.js';
+import { guardMetrics } from './metrics.js';
 import { WorkerHome } from './home-worker.js';
 import { isOp, STATEFUL, toError } from './ops.js';
 import { OutcomeQueue, resultNow } from './outcome-queue.js';
@@ -24,6 +25,12 @@ const FAILURE_BURST = 3;
 const FAILURE_WINDOW_MS = 60_000;
 /** How long a trapped worker may take to still hand over its state. */
 const EXPORT_AFTER_TRAP_MS = 250;
+/** The calls counted on `loopguard.decisions`, and their `kind` (lib/metrics.js). */
+const DECISION_KIND = new Map([
+  ['beforeToolCall', 'tool_call'],
+  ['afterToolOutcome', 'tool_result'],
+  ['onBotMessage', 'bot_message'],
+]);
 
 export class Supervisor {
   #o;
@@ -46,6 +53,10 @@ export class Supervisor {
   /** True when a state-changing call succeeded since the state file was last written. */
   dirty = false;
   failures = { timeouts: 0, traps: 0, errors: 0, restarts: 0 };
+  /** OpenTelemetry metrics (lib/metrics.js), undefined when not in use; #source: what they read */
+  #metrics;
+  #source;
+  #swapped = 0;
 
   /** @param {import('../index.js').SupervisorOptions} [options] */
   constructor(options = {}) {
@@ -69,6 +80,10 @@ export class Supervisor {
       onEvent: o.onEvent ?? (() => {}),
     };
     this.#lastSnapshot = o.snapshot ?? null;
+    // counted here, as the caller waited (worker hop included); the policy's own guard does not count
+    this.#metrics = guardMetrics(o.meterProvider, o.metricsHost ?? 'node', 'options');
+    const f = this.failures;
+    this.#source = this.#metrics?.watch(() => (this.#stopped ? undefined : { swaps: this.#swapped, traps: f.traps, timeouts: f.timeouts, recoveries: f.restarts }));
     this.#outcomes = new OutcomeQueue((item, at) => {
       const t0 = performance.now();
       const r = this.#callNow('afterToolOutcome', [item.call, item.outcome]);
@@ -176,6 +191,17 @@ export class Supervisor {
   }
 
   #callNow(op, args) {
+    const m = this.#metrics;
+    if (m === undefined) return this.#answer(op, args);
+    const kind = DECISION_KIND.get(op);
+    if (kind === undefined) return this.#answer(op, args);
+    const started = m.start(kind);
+    const r = this.#answer(op, args);
+    if (r.ok) m.decided(kind, r.value, started);
+    return r;
+  }
+
+  #answer(op, args) {
     if (this.#stopped) return unavailable('the supervisor was stopped');
     if (!isOp(op)) return { ok: false, reason: 'error', error: new LoopGuardError('input', 'op', `unknown call ${String(op)}`) };
     if (!this.#started) this.start();
@@ -306,6 +332,7 @@ export class Supervisor {
       if (this.info) this.info = { ...this.info, policy: r.value.to };
     }
     this.dirty = true;
+    this.#swapped += 1;
     const { from, to, snapshotBytes, switchMs } = r.value;
     this.#emit('info', 'swapped', `policy hot-swapped: ${from.version} (${from.blake3.slice(0, 12)}) → ${to.version} (${to.blake3.slice(0, 12)}), ${snapshotBytes} bytes of state carried over`, { from, to, snapshotBytes, switchMs, ms });
     return r;

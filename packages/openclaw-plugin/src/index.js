@@ -121,6 +121,8 @@ export class Runtime {
       saveEveryMs: s.stateIntervalMs,
       watchPolicyMs: s.policy ? s.policyWatchMs : 0,
       onEvent: (e) => this.#onEvent(client, e),
+      // OpenTelemetry metrics when the gateway registered a meter provider (docs/METRICS.md)
+      metricsHost: 'openclaw',
     });
     this.client = client;
     client.start();

@@ -36,6 +36,7 @@ export function startStored(rt) {
       storeCa: s.ca,
       storeCert: s.cert,
       storeKey: s.key,
+      metricsHost: 'openclaw', // OpenTelemetry metrics, when the gateway set them up
       log: (m) => {
         rt.log('warn', m.replace(/^loopguard: /, ''));
         rt.event({ event: 'store', message: m });
