@@ -3,14 +3,10 @@
 // loop spread over them is seen whole (docs/SCALING.md).
 //
 // The policy decides, the store keeps. Each decision is the Rust host's loop
-// (host/src/store/decide.rs), step for step:
-//
-// | step | a typed call (beforeToolCall, …) | a trace line (decide, applyEvents) |
-// |---|---|---|
-// | which key | the policy's `key-of` | its `state-key` |
-// | read | what this replica last saw of the key (none: taken as absent) | the same |
-// | decide | the policy's `decide-call` on that blob | its `decide-keyed` |
-// | write back | CAS_SCRIPT at that version; on a conflict, decide again on the value it returned | the same |
+// (host/src/store/decide.rs), step for step: the key (the policy's `key-of`; a trace line's
+// `state-key`), what this replica last saw of it (none: taken as absent), the policy's
+// `decide-call` (`decide-keyed`) on that blob, written back by CAS_SCRIPT at that version; on a
+// conflict, decide again on the value it returned.
 //
 // One round trip in the common case: the last value and version seen of each key are remembered
 // (SEEN_CAPACITY keys, each for the TTL); a stale one costs a conflict, whose reply is the current
@@ -54,8 +50,7 @@ export class StoredLoopGuard {
   #line = 0;
   #stats = { onStore: 0, onLocal: 0, refused: 0, casRetries: 0, storeErrors: 0, unreadable: 0, episodes: 0 };
   /** OpenTelemetry metrics (lib/metrics.js), undefined when not in use; #source: what they read */
-  #metrics;
-  #source;
+  #metrics; #source;
 
   /**
    * @param {string | object} config the same config as LoopGuard's
@@ -156,10 +151,7 @@ export class StoredLoopGuard {
     return this.#metrics === undefined ? decide() : this.#metrics.counted('tool_call', decide);
   }
 
-  /**
-   * @param {import('../index.js').ToolCallInput} call
-   * @param {import('../index.js').ToolOutcomeInput} outcome
-   */
+  /** @param {import('../index.js').ToolCallInput} call @param {import('../index.js').ToolOutcomeInput} outcome */
   afterToolOutcome(call, outcome) {
     const decide = async () => {
       const o = cv.toolOutcome(outcome);
@@ -175,11 +167,8 @@ export class StoredLoopGuard {
     return cv.compactionVerdict(await this.#typed({ tag: 'compaction-retried', val }));
   }
 
-  /**
-   * Forgets the session's local fallback state. Its state in the store is left to expire with
-   * the store's TTL (another replica may still be deciding on it).
-   * @param {string} session
-   */
+  /** Forgets the session's local fallback state; its state in the store expires with the store's
+   * TTL (another replica may still be deciding on it). @param {string} session */
   endSession(session) {
     const val = { session: cv.requireString(session, 'session') };
     this.#local.delete(this.#call((g) => g.keyOf({ tag: 'compaction-retried', val }), 'key-of'));

@@ -26,11 +26,7 @@ const FAILURE_WINDOW_MS = 60_000;
 /** How long a trapped worker may take to still hand over its state. */
 const EXPORT_AFTER_TRAP_MS = 250;
 /** The calls counted on `loopguard.decisions`, and their `kind` (lib/metrics.js). */
-const DECISION_KIND = new Map([
-  ['beforeToolCall', 'tool_call'],
-  ['afterToolOutcome', 'tool_result'],
-  ['onBotMessage', 'bot_message'],
-]);
+const DECISION_KIND = new Map([['beforeToolCall', 'tool_call'], ['afterToolOutcome', 'tool_result'], ['onBotMessage', 'bot_message']]);
 
 export class Supervisor {
   #o;
@@ -54,8 +50,7 @@ export class Supervisor {
   dirty = false;
   failures = { timeouts: 0, traps: 0, errors: 0, restarts: 0 };
   /** OpenTelemetry metrics (lib/metrics.js), undefined when not in use; #source: what they read */
-  #metrics;
-  #source;
+  #metrics; #source;
   #swapped = 0;
 
   /** @param {import('../index.js').SupervisorOptions} [options] */
