@@ -137,7 +137,7 @@ export const configSchema = {
       description:
         'Keep the counts in Valkey/Redis shared by the gateway replicas (Slack HTTP or Telegram webhooks behind a load balancer), so a budget counts across replicas. Unset: in this process (and stateFile).',
       properties: {
-        url: { type: 'string', minLength: 1, description: 'redis://[user:pass@]host:port[/db] or rediss://… (Valkey or Redis >= 7.0); "memory": this process only (tests).' },
+        url: { type: 'string', minLength: 1, description: 'redis://[user:pass@]host:port[/db] or rediss://… (Valkey or Redis >= 7.0); a cluster: redis+cluster://host:port,host:port (rediss+cluster://… for TLS); "memory": this process only (tests).' },
         prefix: { type: 'string', default: 'lg:1:', description: 'Prefix of every store key; replicas of one gateway use the same.' },
         ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000, default: 3600, description: 'A key expires this long after its last write: longer than the longest window plus cooldown.' },
         deadlineMs: { type: 'integer', minimum: 1, maximum: 60000, default: 20, description: 'How long a decision waits for the store before it is made on this replica\'s own counts.' },
