@@ -141,3 +141,28 @@ def test_the_global_provider_is_used_when_the_application_set_opentelemetry_up()
                         print([(dict(p.attributes), p.value) for p in m.data.data_points])
     """)
     assert out.strip() == "[({'host': 'python', 'kind': 'tool_call', 'action': 'allow', 'detector': 'none'}, 1)]"
+
+
+def test_the_litellm_guardrails_verdicts_are_counted_once_never_the_replayed_history():
+    """The guardrail's replay decides the history in batches: only its verdicts on the model's
+    calls are decisions, each counted once however often the history is replayed."""
+    from loopguard._replay import HistoryReplay
+    from test_history_nosession import TIGHT as LOOPY, Conversation
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    replays = [HistoryReplay(LoopGuard(LOOPY, meter_provider=provider, metrics_host="litellm")) for _ in range(2)]
+    conv, seen = Conversation("m", seed=3), {}
+    for turn in range(30):
+        replay, data = replays[turn % 2], conv.request()  # two workers: each replays what it missed
+        replay.start(f"r{turn}", None, data)
+        calls = conv.calls()
+        verdicts = replay.decide(f"r{turn}", data, calls)
+        for v in verdicts:
+            key = (v["action"], v["detector"] or "none")
+            seen[key] = seen.get(key, 0) + 1
+        conv.answer(calls, verdicts)
+    assert any(a == "block" for a, _ in seen) and any(a == "warn" for a, _ in seen), seen
+    got = collected(reader)["loopguard.decisions"]
+    assert {(a["action"], a["detector"]): v for a, v in got if a["kind"] == "tool_call"} == seen
+    assert all(a["host"] == "litellm" and a["kind"] == "tool_call" for a, _ in got), got
