@@ -4,6 +4,8 @@ conversation in turn. Every request is checked against a full replay of its hist
 its own (the behaviour without cursors); a worker that did not serve the last turns continues the
 other's record and feeds only what is new. A record that does not read, and a store that is down,
 cost a replay, never a wrong decision."""
+import base64
+import json
 import os
 import signal
 
@@ -78,6 +80,27 @@ def test_a_record_that_does_not_read_is_replayed_from_the_start_and_named(redis_
         assert f"the store's record {key}[0] does not read" in err and "verdicts is not an object" in err, err
         w.turn(conv, 0)  # and the record is whole again: worker 0 wrote it anew
         assert max(w.turn(conv, 1)) <= 8
+    finally:
+        w.close()
+
+
+def test_a_record_whose_state_the_policy_cannot_read_is_replayed_from_the_start(redis_url, capfd):  # noqa: F811
+    """A record another worker wrote with a newer policy (during a rolling upgrade) or a broken
+    state: the policy refuses the blob, and the history is replayed instead."""
+    w = Workers(redis_url, sid="s-upgrade")
+    conv = Conversation("state", seed=14)
+    try:
+        for _ in range(10):
+            w.turn(conv, 0)
+        store, stored = w.workers[0].store, w.guards[0]._live()
+        key = next(iter(store.versions))
+        version, value = stored.record_get(key)
+        record = json.loads(bytes(value))
+        record["state"] = base64.b64encode(b"LGSNAP from a policy of 2030").decode()
+        assert stored.record_cas(key, version, json.dumps(record).encode())[0]
+        fed = w.turn(conv, 1)  # decided as a full replay (Workers.turn compares every verdict)
+        assert sum(fed) > 10, f"worker 1 replayed the whole history: {fed}"
+        assert "snapshot" in capfd.readouterr().err
     finally:
         w.close()
 

@@ -228,7 +228,11 @@ class HistoryReplay:
         fed = [(k, item) for k, item in new if not (k == "call" and item[0] in skip)]
         known: dict[str, Any] = dict(cursor.verdicts)
         calls = dict(cursor.checked)
-        known.update(self._feed(cursor, fed, calls))
+        try:
+            known.update(self._feed(cursor, fed, calls))
+        except LoopGuardError as e:  # a state this policy cannot read (a newer policy's record)
+            print(f"loopguard: {e}: the history is replayed", file=sys.stderr)
+            return None
         self._mark(cursor, conversation, digest)
         return known
 
@@ -280,7 +284,10 @@ class HistoryReplay:
         live = self.guard._live()
         if self.store is None:
             return live.apply_calls(items)
-        made, error, cursor.state = live.apply_calls_on(cursor.state, items)
+        made, error, state = live.apply_calls_on(cursor.state, items)
+        if error is not None and error[0] == "snapshot":
+            raise LoopGuardError(*error)  # the blob, not the call: the cursor is not continued
+        cursor.state = state
         return made, error
 
     def _apply(self, cursor: _Cursor, calls: list[_history.Call]) -> list[Verdict]:
