@@ -251,17 +251,19 @@ class CursorStore:
         try:
             data = json.loads(bytes(value))
         except ValueError as e:
-            data = [e]
+            self._unreadable(key, e)
+            return []
         out = []
         for i, record in enumerate(data if isinstance(data, list) else [data]):
             try:
-                if isinstance(record, ValueError):
-                    raise record
                 out.append(_cursor(record))
             except ValueError as e:  # that one is not continued; the others may be
-                self.counts["failed"] += 1
-                print(f"loopguard: the store's record {key}[{i}] does not read ({e}): not continued", file=sys.stderr)
+                self._unreadable(f"{key}[{i}]", e)
         return out
+
+    def _unreadable(self, where: str, e: ValueError) -> None:
+        self.counts["failed"] += 1
+        print(f"loopguard: the store's record {where} does not read ({e}): not continued", file=sys.stderr)
 
     def _remember(self, key: str, version: int) -> None:
         self.versions[key] = version

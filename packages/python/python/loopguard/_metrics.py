@@ -25,14 +25,9 @@ import sys
 import weakref
 from typing import Any, Callable, Iterable, Optional
 
-#: The policy's detector names (``wit/policy.wit``), as in the CLI's ``cli/src/metrics``.
-DETECTORS = frozenset({
-    "generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat", "global_circuit_breaker",
-    "argument_churn", "same_error", "same_result", "cycle", "growing_args", "ladder", "compaction_loop_persisted",
-})
-ACTIONS = frozenset({"allow", "warn", "block", "recorded", "ignored", "abort", "suppress"})
-KINDS = frozenset({"tool_call", "tool_result", "bot_message", "group_message", "compaction"})
-#: Seconds; an in-process decision takes tens of microseconds, a stored one a round trip.
+#: Seconds, the CLI's buckets (``loopguard_host::metrics::LATENCY_BUCKETS``): an in-process decision
+#: takes tens of microseconds, a stored one a round trip. The label values are bounded by the
+#: native counter (the same lists as the CLI's), so none are listed here.
 BUCKETS = (0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1.0)
 #: One decision in this many is timed on the histogram. Why: the SDK's ``Histogram.record`` costs
 #: 10-35 µs (attribute cleaning and hashing, exemplars), about a decision; one in 256 keeps the
@@ -94,7 +89,7 @@ class Recorder:
         return self._decided % DURATION_SAMPLE == 0
 
     def timed(self, host: str, kind: str, seconds: float) -> None:
-        self.duration.record(seconds, {"host": host, "kind": kind if kind in KINDS else "other"})
+        self.duration.record(seconds, {"host": host, "kind": kind})  # kind: the guard's own constant
 
     def retire(self, guard: Any) -> None:
         """Keeps a guard's decision counts before it is closed."""
